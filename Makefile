@@ -1,0 +1,168 @@
+# rtio: a real-time I/O path for Samba.
+#
+#   make            install build dependencies (scripts/deps.sh), build everything
+#   make check      unit tests (plain and ASan/UBSan) + integration tests with real smbd
+#   make demo       start aiod + smbd on loopback and compare plain vs rtio shares
+#   make bench      the long benchmarks (bench/README.md)
+#   make fuzz       libFuzzer on the message decoder, bounded time
+#   make install    rtio.so into smbd's VFS module directory, aiod, config, systemd unit
+#
+# Copyright (C) 2026 rtio developers
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+BUILD    ?= $(CURDIR)/build
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+SBINDIR  ?= $(PREFIX)/sbin
+BINDIR   ?= $(PREFIX)/bin
+SYSCONFDIR ?= /etc
+UNITDIR  ?= /lib/systemd/system
+MANDIR   ?= $(PREFIX)/share/man
+
+CC       ?= gcc
+WARN     := -Wall -Wextra -Werror
+CFLAGS   ?= -O2 -g
+BASE_CFLAGS := $(WARN) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE -fPIC
+SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+PKG_CFLAGS = $(shell pkg-config --cflags talloc tevent liburing 2>/dev/null)
+PKG_LIBS_TALLOC = $(shell pkg-config --libs talloc 2>/dev/null)
+PKG_LIBS_AIOD = $(shell pkg-config --libs talloc tevent liburing 2>/dev/null) -liniparser
+INI_CFLAGS := -I/usr/include/iniparser
+
+COMMON_SRC := common/rtio_proto.c common/rtio_sock.c common/rtio_client.c
+AIOD_SRC   := $(filter-out aiod/main.c,$(wildcard aiod/*.c))
+COMMON_HDR := $(wildcard common/*.h)
+AIOD_HDR   := $(wildcard aiod/*.h)
+
+.PHONY: all deps build check unit unit-asan integration demo bench fuzz install uninstall \
+	clean help install-module
+.DEFAULT_GOAL := all
+
+all: deps
+	@$(MAKE) --no-print-directory build
+
+help:
+	@sed -n '3,10p' Makefile | sed 's/^# //'
+
+# Everything the build needs, installed idempotently (apt, Samba and fio sources).
+deps:
+	@BUILD=$(BUILD) scripts/deps.sh
+
+include mk/samba.mk
+-include bench/emudisk/emudisk.mk
+-include bench/stream/stream.mk
+
+build: $(BUILD)/aiod $(BUILD)/aiodctl $(BUILD)/librtio-client.a $(BUILD)/rtio.so unit-build
+
+$(BUILD)/obj/%.o: %.c $(COMMON_HDR) $(AIOD_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -Icommon -Iaiod $(INI_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+$(BUILD)/librtio-client.a: $(COMMON_SRC:%.c=$(BUILD)/obj/%.o)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/aiod: $(BUILD)/obj/aiod/main.o $(AIOD_SRC:%.c=$(BUILD)/obj/%.o) \
+		$(BUILD)/obj/common/rtio_proto.o $(BUILD)/obj/common/rtio_sock.o
+	$(CC) $(BASE_CFLAGS) -o $@ $^ $(PKG_LIBS_AIOD)
+
+$(BUILD)/aiodctl: $(BUILD)/obj/tools/aiodctl.o $(BUILD)/librtio-client.a
+	$(CC) $(BASE_CFLAGS) -o $@ $^ $(PKG_LIBS_TALLOC)
+
+# ---- the Samba module ----
+
+VFS_SRC := $(wildcard vfs_rtio/*.c)
+VFS_HDR := $(wildcard vfs_rtio/*.h)
+
+$(BUILD)/vfsobj/%.o: %.c $(VFS_HDR) $(COMMON_HDR) $(SAMBA_GEN)/.stamp
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) $(SAMBA_WARN_RELAX) $(SAMBA_CPPFLAGS) -Icommon -c $< -o $@
+
+$(BUILD)/rtio.so: $(VFS_SRC:%.c=$(BUILD)/vfsobj/%.o) $(COMMON_SRC:%.c=$(BUILD)/vfsobj/%.o)
+	$(CC) $(BASE_CFLAGS) -shared -o $@ $^ $(SAMBA_LDFLAGS) $(SAMBA_LIBS)
+
+# The tests need the module where smbd looks for it.
+install-module: $(BUILD)/rtio.so
+	install -D -m 0644 $(BUILD)/rtio.so $(DESTDIR)$(SAMBA_MODULESDIR)/vfs/rtio.so
+
+# ---- unit tests: each built twice, plainly and with ASan + UBSan ----
+
+UNIT_TESTS := test_proto test_cache test_edf test_config
+test_proto_SRC  := common/rtio_proto.c
+test_cache_SRC  := aiod/cache.c
+test_edf_SRC    := aiod/edf.c
+test_config_SRC := aiod/config.c aiod/log.c
+
+define unit_rules
+$(BUILD)/unit/$(1): tests/unit/$(1).c $$($(1)_SRC) $(COMMON_HDR) $(AIOD_HDR)
+	@mkdir -p $$(dir $$@)
+	$(CC) $(BASE_CFLAGS) -Icommon -Iaiod $(INI_CFLAGS) $(PKG_CFLAGS) -o $$@ $$< $$($(1)_SRC) \
+		-lcmocka $(PKG_LIBS_AIOD)
+$(BUILD)/unit-asan/$(1): tests/unit/$(1).c $$($(1)_SRC) $(COMMON_HDR) $(AIOD_HDR)
+	@mkdir -p $$(dir $$@)
+	$(CC) $(BASE_CFLAGS) $(SAN) -Icommon -Iaiod $(INI_CFLAGS) $(PKG_CFLAGS) -o $$@ $$< \
+		$$($(1)_SRC) -lcmocka $(PKG_LIBS_AIOD)
+endef
+$(foreach t,$(UNIT_TESTS),$(eval $(call unit_rules,$(t))))
+
+unit-build: $(UNIT_TESTS:%=$(BUILD)/unit/%) $(UNIT_TESTS:%=$(BUILD)/unit-asan/%)
+
+unit: unit-build
+	@BUILD=$(BUILD) tests/unit/run.sh $(UNIT_TESTS)
+
+check: all
+	@$(MAKE) --no-print-directory install-module
+	@BUILD=$(BUILD) UNIT_TESTS="$(UNIT_TESTS)" tests/run-all.sh
+
+integration: all
+	@$(MAKE) --no-print-directory install-module
+	@BUILD=$(BUILD) tests/integration/run.sh
+
+demo: all
+	@$(MAKE) --no-print-directory install-module
+	@BUILD=$(BUILD) scripts/demo.sh
+
+bench: all
+	@$(MAKE) --no-print-directory install-module
+	@BUILD=$(BUILD) bench/run.sh
+
+# ---- fuzzing (clang/libFuzzer) ----
+
+FUZZ_SECONDS ?= 60
+$(BUILD)/fuzz/fuzz_msg: tests/fuzz/fuzz_msg.c common/rtio_proto.c $(COMMON_HDR)
+	@mkdir -p $(dir $@)
+	clang -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -Icommon -o $@ $< \
+		common/rtio_proto.c
+
+fuzz: deps $(BUILD)/fuzz/fuzz_msg
+	@mkdir -p $(BUILD)/fuzz/corpus
+	$(BUILD)/fuzz/fuzz_msg -max_total_time=$(FUZZ_SECONDS) -max_len=1024 $(BUILD)/fuzz/corpus
+
+# ---- install ----
+
+install: $(BUILD)/rtio.so $(BUILD)/aiod $(BUILD)/aiodctl
+	install -D -m 0644 $(BUILD)/rtio.so $(DESTDIR)$(SAMBA_MODULESDIR)/vfs/rtio.so
+	install -D -m 0755 $(BUILD)/aiod $(DESTDIR)$(SBINDIR)/aiod
+	install -D -m 0755 $(BUILD)/aiodctl $(DESTDIR)$(BINDIR)/aiodctl
+	@if [ -e $(DESTDIR)$(SYSCONFDIR)/aiod/aiod.ini ]; then \
+		echo "keeping existing $(DESTDIR)$(SYSCONFDIR)/aiod/aiod.ini"; \
+	else \
+		install -D -m 0644 conf/aiod.ini $(DESTDIR)$(SYSCONFDIR)/aiod/aiod.ini; \
+	fi
+	sed 's|@SBINDIR@|$(SBINDIR)|g; s|@SYSCONFDIR@|$(SYSCONFDIR)|g' conf/aiod.service > $(BUILD)/aiod.service
+	install -D -m 0644 $(BUILD)/aiod.service $(DESTDIR)$(UNITDIR)/aiod.service
+	install -D -m 0644 conf/90-rtio-mqueue.conf $(DESTDIR)$(SYSCONFDIR)/sysctl.d/90-rtio-mqueue.conf
+	install -D -m 0644 docs/aiod.8 $(DESTDIR)$(MANDIR)/man8/aiod.8
+	install -D -m 0644 docs/vfs_rtio.8 $(DESTDIR)$(MANDIR)/man8/vfs_rtio.8
+
+uninstall:
+	rm -f $(DESTDIR)$(SAMBA_MODULESDIR)/vfs/rtio.so $(DESTDIR)$(SBINDIR)/aiod \
+		$(DESTDIR)$(BINDIR)/aiodctl $(DESTDIR)$(UNITDIR)/aiod.service \
+		$(DESTDIR)$(SYSCONFDIR)/sysctl.d/90-rtio-mqueue.conf \
+		$(DESTDIR)$(MANDIR)/man8/aiod.8 $(DESTDIR)$(MANDIR)/man8/vfs_rtio.8
+	@echo "left $(DESTDIR)$(SYSCONFDIR)/aiod/aiod.ini in place (your configuration)"
+
+clean:
+	rm -rf $(BUILD)/obj $(BUILD)/vfsobj $(BUILD)/unit $(BUILD)/unit-asan $(BUILD)/fuzz \
+		$(BUILD)/aiod $(BUILD)/aiodctl $(BUILD)/rtio.so $(BUILD)/librtio-client.a

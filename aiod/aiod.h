@@ -1,0 +1,193 @@
+/*
+ * aiod's shared types: the daemon context, sessions, files and opens.
+ * Each responsibility lives in its own file:
+ *
+ *   main.c      start-up, signals, the event loop
+ *   config.c    aiod.ini
+ *   region.c    the shared, locked buffer region
+ *   cache.c     block bookkeeping (pure)
+ *   engine.c    io_uring behind an EDF queue
+ *   edf.c       the earliest-deadline-first queue (pure)
+ *   listener.c  the control socket: accepting and authenticating clients
+ *   session.c   sessions: queues, pidfd, leases, teardown
+ *   files.c     files (dev, ino) and a session's opens
+ *   control.c   control requests (OPEN, CLOSE, FTRUNCATE, UNLINK, STATS)
+ *   dataplane.c data requests (READ0/1, WRITE0/1, FSYNC) and read-ahead
+ *   stream.c    stream classes, the pattern analyzer and deadlines
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef AIOD_H
+#define AIOD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <talloc.h>
+#include <tevent.h>
+
+#include "cache.h"
+#include "config.h"
+#include "engine.h"
+#include "rtio_proto.h"
+
+struct aiod_session;
+struct aiod_req;
+
+/*
+ * Requests are dataplane.c's; a session only keeps a list of its requests in
+ * flight through this link, which is the first member of struct aiod_req.
+ */
+struct aiod_req_link {
+	struct aiod_req *prev, *next;
+};
+
+/* The shared region: header page + cache blocks, passed to clients as a memfd. */
+struct aiod_region {
+	int fd;
+	uint8_t *base;
+	uint64_t size;
+	uint8_t *blocks;
+	uint32_t block_size;
+	uint32_t nblocks;
+	bool locked;
+};
+
+/* One file, shared by every session that opened it. */
+struct aiod_file {
+	struct aiod_file *next;		/* hash chain */
+	uint64_t dev, ino;
+	uint32_t opens;
+	/* Identity of the contents when the last open closed, to detect outside changes. */
+	int64_t mtime_ns, ctime_ns;
+	uint64_t size;
+	/* Stream state (stream.c). */
+	const struct aiod_stream_class *sclass;
+	uint64_t rate_bps;		/* configured or measured, 0 = best effort */
+	uint64_t deadline_misses;
+};
+
+/* One OPEN of one session: the descriptor smbd passed us. */
+struct aiod_open {
+	struct aiod_open *next;		/* in the session's table */
+	uint64_t id;
+	int fd;
+	bool readable;
+	bool writable;
+	bool closing;			/* CLOSE or session end arrived; fd closes when idle */
+	uint32_t busy;			/* engine operations using fd */
+	struct aiod_file *file;
+	char *name;
+	/* Pattern analyzer (stream.c). */
+	uint64_t next_off;		/* where a sequential reader reads next */
+	uint32_t seq_hits;
+	uint64_t ra_next_blk;		/* first block not yet read ahead */
+	uint64_t rate_t0_ns, rate_bytes;
+	uint64_t play_t0_ns, play_off0;	/* stream timeline origin */
+};
+
+/* Blocks pinned for a client between READ0 and READ1, or WRITE0 and WRITE1. */
+struct aiod_lease {
+	uint64_t token;			/* 0 = slot free */
+	bool write;
+	struct aiod_open *open;
+	uint64_t off;
+	uint32_t len;
+	uint32_t nblocks;
+	struct aiod_block *blocks[RTIO_MAX_SEGS];
+};
+
+struct aiod_stats {
+	uint64_t cache_hits, cache_misses;
+	uint64_t disk_reads, disk_writes;
+	uint64_t bytes_read, bytes_written;
+	uint64_t requests, errors, protocol_errors;
+	uint64_t deadline_misses;
+	uint64_t readahead_blocks;
+	uint64_t sessions_total;
+};
+
+struct aiod_ctx {
+	struct tevent_context *ev;
+	struct aiod_config *cfg;
+	const char *config_path;
+	struct aiod_region region;
+	struct aiod_cache *cache;
+	struct aiod_engine *engine;
+	int listen_fd;
+	struct tevent_fd *listen_fde;
+	struct aiod_session *sessions;
+	uint32_t nsessions;
+	uint32_t next_session_id;
+	struct aiod_file **files;	/* hash on (dev, ino) */
+	uint32_t files_mask;
+	uint32_t nfiles;
+	struct aiod_req *blocked;	/* waiting for a free cache block, FIFO */
+	struct aiod_req *blocked_tail;
+	uint32_t mq_msg_max;		/* queue depth limit, 0 = none (CAP_SYS_RESOURCE) */
+	bool retrying_blocked;
+	uint64_t next_token_gen;
+	struct aiod_stats st;
+	bool stopping;
+};
+
+/* region.c */
+int aiod_region_create(struct aiod_ctx *ctx, char *err, size_t errlen);
+void aiod_region_destroy(struct aiod_region *r);
+
+/* listener.c */
+int aiod_listener_start(struct aiod_ctx *ctx, char *err, size_t errlen);
+void aiod_listener_stop(struct aiod_ctx *ctx);
+
+/* session.c */
+/* An authenticated connection: the session waits for CONNECT (5 s). */
+struct aiod_session *aiod_session_create(struct aiod_ctx *ctx, int sock, pid_t pid, uid_t uid);
+void aiod_session_destroy(struct aiod_session *s, const char *why);
+int aiod_session_reply(struct aiod_session *s, const void *msg, size_t len);
+struct aiod_lease *aiod_lease_new(struct aiod_session *s);
+struct aiod_lease *aiod_lease_find(struct aiod_session *s, uint64_t token);
+void aiod_lease_release(struct aiod_ctx *ctx, struct aiod_lease *l);
+uint32_t aiod_session_id(const struct aiod_session *s);
+pid_t aiod_session_pid(const struct aiod_session *s);
+struct aiod_open **aiod_session_opens(struct aiod_session *s);
+uint64_t aiod_session_next_file_id(struct aiod_session *s);
+/* A request of this session started / finished (teardown must detach the ones in flight). */
+void aiod_session_req_add(struct aiod_session *s, struct aiod_req *r);
+void aiod_session_req_remove(struct aiod_session *s, struct aiod_req *r);
+
+/* files.c */
+int aiod_files_init(struct aiod_ctx *ctx);
+struct aiod_file *aiod_file_get(struct aiod_ctx *ctx, uint64_t dev, uint64_t ino);
+void aiod_file_put(struct aiod_ctx *ctx, struct aiod_file *f);
+struct aiod_file *aiod_file_find(struct aiod_ctx *ctx, uint64_t dev, uint64_t ino);
+void aiod_file_forget(struct aiod_ctx *ctx, uint64_t dev, uint64_t ino);
+struct aiod_open *aiod_open_find(struct aiod_session *s, uint64_t id);
+int aiod_open_add(struct aiod_ctx *ctx, struct aiod_session *s, int fd, const char *name,
+		  uint32_t flags, struct aiod_open **out);
+void aiod_open_close(struct aiod_ctx *ctx, struct aiod_session *s, struct aiod_open *o);
+void aiod_open_busy(struct aiod_open *o);
+void aiod_open_idle(struct aiod_ctx *ctx, struct aiod_open *o);
+
+/* control.c: one control message from a session's socket. */
+void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union rtio_msg *m,
+			 size_t len, int *fds, unsigned nfds);
+
+/* dataplane.c */
+void aiod_data_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union rtio_msg *m,
+		      size_t len);
+/* Send a control-socket reply; a failure ends the session. */
+int aiod_session_control_reply(struct aiod_session *s, const void *msg, size_t len);
+/* A session went away: forget it in its requests still in flight. */
+void aiod_req_orphan(struct aiod_req *r);
+/* Cache blocks were released: retry requests that waited for one. */
+void aiod_data_retry_blocked(struct aiod_ctx *ctx);
+
+/* stream.c */
+void aiod_stream_classify(struct aiod_ctx *ctx, struct aiod_open *o);
+/* Account a read of [off, off+len) by o; returns how many blocks past the read to prefetch. */
+uint32_t aiod_stream_observe(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off, uint32_t len);
+/* When the block starting at file offset off must be in the cache for o's reader. */
+uint64_t aiod_stream_deadline(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off);
+
+#endif

@@ -1,0 +1,529 @@
+/*
+ * aiod.ini parsing and validation. The key table below is the single source
+ * of truth for names, types, defaults, bounds and reloadability;
+ * conf/aiod.ini is generated from it by `aiod --print-defaults` (and checked
+ * against it by the tests).
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <grp.h>
+#include <iniparser.h>
+#include <pwd.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "log.h"
+#include "rtio_proto.h"
+
+enum key_type { K_STRING, K_INT, K_SIZE, K_BOOL, K_USERS, K_GROUPS };
+
+struct key_desc {
+	const char *section;
+	const char *key;
+	enum key_type type;
+	size_t offset;		/* into struct aiod_config */
+	const char *def;
+	uint64_t min, max;
+	bool reloadable;
+	const char *help;
+};
+
+#define OFF(f) offsetof(struct aiod_config, f)
+
+static const struct key_desc keys[] = {
+	{ "global", "socket_path", K_STRING, OFF(socket_path), "/run/aiod/aiod.sock", 1, 107, false,
+	  "Control socket. Its directory is created mode 0700; smbd connects as root." },
+	{ "global", "allow_users", K_USERS, 0, "", 0, 0, true,
+	  "Users (names or uids) besides root allowed to connect, comma separated." },
+	{ "global", "allow_groups", K_GROUPS, 0, "", 0, 0, true,
+	  "Groups (names or gids) whose members may connect, comma separated." },
+	{ "global", "log_level", K_INT, OFF(log_level), "2", 0, 4, true,
+	  "0 errors, 1 warnings, 2 notices, 3 info, 4 debug." },
+	{ "global", "max_sessions", K_INT, OFF(max_sessions), "1024", 1, 65536, true,
+	  "Most concurrent client sessions (one per smbd process)." },
+	{ "cache", "size", K_SIZE, OFF(cache_size), "256M", 16ull << 20, 64ull << 30, false,
+	  "Shared buffer cache size (locked in memory)." },
+	{ "cache", "block_size", K_SIZE, OFF(block_size), "1M", 64ull << 10, 16ull << 20, false,
+	  "Cache block size, a power of two; also the unit of disk reads." },
+	{ "cache", "mlock", K_BOOL, OFF(mlock), "yes", 0, 1, false,
+	  "Lock the cache in memory; failure to lock is fatal." },
+	{ "cache", "pin_wait_ms", K_INT, OFF(pin_wait_ms), "2000", 0, 60000, true,
+	  "How long a request waits for a free block when all are pinned, then fails with ENOBUFS." },
+	{ "engine", "queue_depth", K_INT, OFF(queue_depth), "32", 1, 4096, false,
+	  "Most device requests in flight; bounds how long an urgent read waits behind bulk reads." },
+	{ "engine", "session_inflight", K_INT, OFF(session_inflight), "64", 1, 1024, false,
+	  "Requests one session may have outstanding (message queue depth)." },
+	{ "engine", "max_io", K_SIZE, OFF(max_io), "8M", 4096, 64ull << 20, false,
+	  "Largest single READ0/WRITE0; clamped to 15 cache blocks." },
+	{ "readahead", "blocks", K_INT, OFF(readahead_blocks), "4", 0, 256, true,
+	  "Blocks read ahead of a sequential reader that has no stream class." },
+	{ "readahead", "best_effort_deadline_ms", K_INT, OFF(be_deadline_ms), "500", 1, 60000, true,
+	  "Deadline given to best-effort reads; stream reads due earlier go first." },
+};
+
+/* Keys of [stream.NAME] sections. */
+static const char *const stream_keys[] = { "match", "bitrate", "prebuffer_ms", "priority" };
+
+int aiod_parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	unsigned shift = 0;
+
+	while (isspace((unsigned char)*s)) {
+		s++;
+	}
+	if (!isdigit((unsigned char)*s)) {
+		return -EINVAL;
+	}
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0) {
+		return -ERANGE;
+	}
+	switch (toupper((unsigned char)*end)) {
+	case 'K': shift = 10; end++; break;
+	case 'M': shift = 20; end++; break;
+	case 'G': shift = 30; end++; break;
+	case 'T': shift = 40; end++; break;
+	default: break;
+	}
+	if (shift != 0 && (*end == 'i' || *end == 'I')) {
+		end++;
+	}
+	if (shift != 0 && (*end == 'b' || *end == 'B')) {
+		end++;
+	}
+	while (isspace((unsigned char)*end)) {
+		end++;
+	}
+	if (*end != '\0') {
+		return -EINVAL;
+	}
+	if (shift != 0 && v > (UINT64_MAX >> shift)) {
+		return -ERANGE;
+	}
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+int aiod_parse_rate(const char *s, uint64_t *out)
+{
+	char *end;
+	double v;
+	double mul = 1;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno != 0 || v < 0) {
+		return -EINVAL;
+	}
+	switch (*end) {
+	case 'k': case 'K': mul = 1e3; end++; break;
+	case 'm': case 'M': mul = 1e6; end++; break;
+	case 'g': case 'G': mul = 1e9; end++; break;
+	default: break;
+	}
+	if (strcmp(end, "bit") == 0 || strcmp(end, "bps") == 0 || strcmp(end, "bit/s") == 0) {
+		end += strlen(end);
+	}
+	if (*end != '\0' || v * mul > 1e15) {
+		return -EINVAL;
+	}
+	*out = (uint64_t)(v * mul);
+	return 0;
+}
+
+static int parse_bool(const char *s, bool *out)
+{
+	if (strcasecmp(s, "yes") == 0 || strcasecmp(s, "true") == 0 || strcmp(s, "1") == 0 ||
+	    strcasecmp(s, "on") == 0) {
+		*out = true;
+		return 0;
+	}
+	if (strcasecmp(s, "no") == 0 || strcasecmp(s, "false") == 0 || strcmp(s, "0") == 0 ||
+	    strcasecmp(s, "off") == 0) {
+		*out = false;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* Comma separated ids or names; resolve with the passwd/group databases. */
+static int parse_id_list(const char *s, bool groups, uint32_t *ids, unsigned *n, char *bad,
+			 size_t badlen)
+{
+	char buf[1024];
+	char *save = NULL;
+
+	*n = 0;
+	if (strlen(s) >= sizeof(buf)) {
+		snprintf(bad, badlen, "list too long");
+		return -EINVAL;
+	}
+	memcpy(buf, s, strlen(s) + 1);
+	for (char *tok = strtok_r(buf, ", \t", &save); tok != NULL; tok = strtok_r(NULL, ", \t", &save)) {
+		char *end;
+		unsigned long v = strtoul(tok, &end, 10);
+
+		if (*n >= AIOD_MAX_ALLOW) {
+			snprintf(bad, badlen, "more than %d entries", AIOD_MAX_ALLOW);
+			return -EINVAL;
+		}
+		if (*end != '\0' || end == tok) {
+			if (groups) {
+				struct group *g = getgrnam(tok);
+				if (g == NULL) {
+					snprintf(bad, badlen, "unknown group '%s'", tok);
+					return -EINVAL;
+				}
+				v = g->gr_gid;
+			} else {
+				struct passwd *p = getpwnam(tok);
+				if (p == NULL) {
+					snprintf(bad, badlen, "unknown user '%s'", tok);
+					return -EINVAL;
+				}
+				v = p->pw_uid;
+			}
+		}
+		ids[(*n)++] = (uint32_t)v;
+	}
+	return 0;
+}
+
+static int apply_key(struct aiod_config *cfg, TALLOC_CTX *mem, const struct key_desc *k,
+		     const char *val, char *why, size_t whylen)
+{
+	void *field = (char *)cfg + k->offset;
+	uint64_t v;
+	char *end;
+	int ret;
+
+	switch (k->type) {
+	case K_STRING:
+		if (strlen(val) < k->min || strlen(val) > k->max) {
+			snprintf(why, whylen, "length must be %llu..%llu", (unsigned long long)k->min,
+				 (unsigned long long)k->max);
+			return -EINVAL;
+		}
+		*(char **)field = talloc_strdup(mem, val);
+		return *(char **)field != NULL ? 0 : -ENOMEM;
+	case K_BOOL:
+		if (parse_bool(val, field) != 0) {
+			snprintf(why, whylen, "expected yes or no");
+			return -EINVAL;
+		}
+		return 0;
+	case K_INT:
+		errno = 0;
+		v = strtoull(val, &end, 10);
+		if (errno != 0 || end == val || *end != '\0' || val[0] == '-') {
+			snprintf(why, whylen, "expected an integer");
+			return -EINVAL;
+		}
+		goto bounds;
+	case K_SIZE:
+		ret = aiod_parse_size(val, &v);
+		if (ret != 0) {
+			snprintf(why, whylen, "expected a size like 64K, 8M or 1G");
+			return -EINVAL;
+		}
+		goto bounds;
+	case K_USERS:
+		return parse_id_list(val, false, cfg->allow_uids, &cfg->n_allow_uids, why, whylen);
+	case K_GROUPS:
+		return parse_id_list(val, true, cfg->allow_gids, &cfg->n_allow_gids, why, whylen);
+	}
+	return -EINVAL;
+bounds:
+	if (v < k->min || v > k->max) {
+		snprintf(why, whylen, "must be between %llu and %llu", (unsigned long long)k->min,
+			 (unsigned long long)k->max);
+		return -ERANGE;
+	}
+	if (k->offset == OFF(cache_size)) {
+		*(uint64_t *)field = v;
+	} else if (k->offset == OFF(log_level)) {
+		*(int *)field = (int)v;
+	} else {
+		*(uint32_t *)field = (uint32_t)v;
+	}
+	return 0;
+}
+
+static const struct key_desc *find_key(const char *section, const char *key)
+{
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (strcasecmp(keys[i].section, section) == 0 && strcasecmp(keys[i].key, key) == 0) {
+			return &keys[i];
+		}
+	}
+	return NULL;
+}
+
+static bool known_section(const char *s)
+{
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (strcasecmp(keys[i].section, s) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+static int load_stream_class(TALLOC_CTX *mem, dictionary *d, const char *sec,
+			     struct aiod_stream_class *sc, char *why, size_t whylen)
+{
+	char k[256];
+	const char *v;
+
+	memset(sc, 0, sizeof(*sc));
+	sc->name = talloc_strdup(mem, sec + strlen("stream."));
+	if (sc->name == NULL) {
+		return -ENOMEM;
+	}
+	snprintf(k, sizeof(k), "%s:match", sec);
+	v = iniparser_getstring(d, k, NULL);
+	if (v == NULL || v[0] == '\0') {
+		snprintf(why, whylen, "match is required (a pattern like *.mxf)");
+		return -EINVAL;
+	}
+	sc->match = talloc_strdup(mem, v);
+	snprintf(k, sizeof(k), "%s:bitrate", sec);
+	v = iniparser_getstring(d, k, NULL);
+	if (v == NULL || aiod_parse_rate(v, &sc->bitrate) != 0 || sc->bitrate < 1000) {
+		snprintf(why, whylen, "bitrate is required, e.g. 100M (bits/s), at least 1k");
+		return -EINVAL;
+	}
+	snprintf(k, sizeof(k), "%s:prebuffer_ms", sec);
+	v = iniparser_getstring(d, k, "1000");
+	{
+		char *end;
+		unsigned long ms = strtoul(v, &end, 10);
+		if (*end != '\0' || end == v || ms > 60000) {
+			snprintf(why, whylen, "prebuffer_ms must be 0..60000");
+			return -EINVAL;
+		}
+		sc->prebuffer_ms = (uint32_t)ms;
+	}
+	snprintf(k, sizeof(k), "%s:priority", sec);
+	sc->priority = iniparser_getint(d, k, 0);
+	return sc->match != NULL ? 0 : -ENOMEM;
+}
+
+int aiod_config_load(TALLOC_CTX *mem_ctx, const char *path, struct aiod_config **out,
+		     char *err, size_t errlen)
+{
+	struct aiod_config *cfg;
+	dictionary *d;
+	char why[256];
+	int ret = 0;
+	int nsec;
+
+	*out = NULL;
+	cfg = talloc_zero(mem_ctx, struct aiod_config);
+	if (cfg == NULL) {
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		ret = apply_key(cfg, cfg, &keys[i], keys[i].def, why, sizeof(why));
+		if (ret != 0) {
+			snprintf(err, errlen, "built-in default of [%s] %s broken: %s", keys[i].section,
+				 keys[i].key, why);
+			talloc_free(cfg);
+			return ret;
+		}
+	}
+	if (path == NULL) {
+		*out = cfg;
+		return 0;
+	}
+	{
+		FILE *f = fopen(path, "r");
+		if (f == NULL) {
+			ret = -errno;
+			snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+			talloc_free(cfg);
+			return ret;
+		}
+		fclose(f);
+	}
+	d = iniparser_load(path);
+	if (d == NULL) {
+		snprintf(err, errlen, "%s: not a valid ini file", path);
+		talloc_free(cfg);
+		return -EINVAL;
+	}
+	nsec = iniparser_getnsec(d);
+	for (int s = 0; s < nsec && ret == 0; s++) {
+		const char *sec = iniparser_getsecname(d, s);
+		int nkeys = iniparser_getsecnkeys(d, sec);
+		const char **names;
+
+		if (strncasecmp(sec, "stream.", 7) == 0) {
+			if (cfg->n_classes >= AIOD_MAX_CLASSES) {
+				snprintf(err, errlen, "%s: more than %d [stream.NAME] sections", path,
+					 AIOD_MAX_CLASSES);
+				ret = -EINVAL;
+				break;
+			}
+		} else if (!known_section(sec)) {
+			snprintf(err, errlen, "%s: unknown section [%s]", path, sec);
+			ret = -EINVAL;
+			break;
+		}
+		names = talloc_array(cfg, const char *, nkeys > 0 ? nkeys : 1);
+		if (names == NULL) {
+			ret = -ENOMEM;
+			break;
+		}
+		if (nkeys > 0 && iniparser_getseckeys(d, sec, names) == NULL) {
+			ret = -ENOMEM;
+			break;
+		}
+		for (int i = 0; i < nkeys && ret == 0; i++) {
+			const char *key = strchr(names[i], ':') + 1;	/* "section:key" */
+			const struct key_desc *k;
+
+			if (strncasecmp(sec, "stream.", 7) == 0) {
+				bool ok = false;
+				for (size_t j = 0; j < sizeof(stream_keys) / sizeof(stream_keys[0]); j++) {
+					ok = ok || strcasecmp(stream_keys[j], key) == 0;
+				}
+				if (!ok) {
+					snprintf(err, errlen, "%s: unknown key '%s' in [%s]", path, key, sec);
+					ret = -EINVAL;
+				}
+				continue;
+			}
+			k = find_key(sec, key);
+			if (k == NULL) {
+				snprintf(err, errlen, "%s: unknown key '%s' in [%s]", path, key, sec);
+				ret = -EINVAL;
+				break;
+			}
+			ret = apply_key(cfg, cfg, k, iniparser_getstring(d, names[i], ""), why,
+					sizeof(why));
+			if (ret != 0) {
+				snprintf(err, errlen, "%s: [%s] %s = '%s': %s", path, sec, key,
+					 iniparser_getstring(d, names[i], ""), why);
+			}
+		}
+		if (ret == 0 && strncasecmp(sec, "stream.", 7) == 0) {
+			ret = load_stream_class(cfg, d, sec, &cfg->classes[cfg->n_classes], why,
+						sizeof(why));
+			if (ret != 0) {
+				snprintf(err, errlen, "%s: [%s]: %s", path, sec, why);
+			} else {
+				cfg->n_classes++;
+			}
+		}
+	}
+	iniparser_freedict(d);
+	if (ret == 0 && (cfg->block_size & (cfg->block_size - 1)) != 0) {
+		snprintf(err, errlen, "%s: [cache] block_size = %u: must be a power of two", path,
+			 cfg->block_size);
+		ret = -EINVAL;
+	}
+	if (ret == 0 && cfg->cache_size / cfg->block_size < 16) {
+		snprintf(err, errlen, "%s: [cache] size must hold at least 16 blocks of block_size",
+			 path);
+		ret = -EINVAL;
+	}
+	if (ret != 0) {
+		talloc_free(cfg);
+		return ret;
+	}
+	/* A request's data must fit in one reply's scatter list (the first block may be partial). */
+	if (cfg->max_io > (uint64_t)(RTIO_MAX_SEGS - 1) * cfg->block_size) {
+		cfg->max_io = (RTIO_MAX_SEGS - 1) * cfg->block_size;
+	}
+	*out = cfg;
+	return 0;
+}
+
+unsigned aiod_config_reload(struct aiod_config *cur, const struct aiod_config *next)
+{
+	unsigned restart = 0;
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const struct key_desc *k = &keys[i];
+		bool changed;
+
+		if (k->type == K_USERS) {
+			changed = cur->n_allow_uids != next->n_allow_uids ||
+				  memcmp(cur->allow_uids, next->allow_uids, sizeof(cur->allow_uids)) != 0;
+		} else if (k->type == K_GROUPS) {
+			changed = cur->n_allow_gids != next->n_allow_gids ||
+				  memcmp(cur->allow_gids, next->allow_gids, sizeof(cur->allow_gids)) != 0;
+		} else if (k->type == K_STRING) {
+			changed = strcmp(*(char *const *)((const char *)cur + k->offset),
+					 *(char *const *)((const char *)next + k->offset)) != 0;
+		} else if (k->type == K_BOOL) {
+			changed = *(bool *)((char *)cur + k->offset) !=
+				  *(const bool *)((const char *)next + k->offset);
+		} else if (k->offset == OFF(cache_size)) {
+			changed = cur->cache_size != next->cache_size;
+		} else if (k->offset == OFF(log_level)) {
+			changed = cur->log_level != next->log_level;
+		} else {
+			changed = *(uint32_t *)((char *)cur + k->offset) !=
+				  *(const uint32_t *)((const char *)next + k->offset);
+		}
+		if (!changed) {
+			continue;
+		}
+		if (!k->reloadable) {
+			AIOD_WARN("reload: [%s] %s changed; takes effect after a restart", k->section,
+				  k->key);
+			restart++;
+			continue;
+		}
+		AIOD_NOTICE("reload: [%s] %s changed", k->section, k->key);
+		if (k->type == K_USERS) {
+			memcpy(cur->allow_uids, next->allow_uids, sizeof(cur->allow_uids));
+			cur->n_allow_uids = next->n_allow_uids;
+		} else if (k->type == K_GROUPS) {
+			memcpy(cur->allow_gids, next->allow_gids, sizeof(cur->allow_gids));
+			cur->n_allow_gids = next->n_allow_gids;
+		} else if (k->offset == OFF(log_level)) {
+			cur->log_level = next->log_level;
+			aiod_log_set_level(cur->log_level);
+		} else {
+			*(uint32_t *)((char *)cur + k->offset) =
+				*(const uint32_t *)((const char *)next + k->offset);
+		}
+	}
+	return restart;
+}
+
+void aiod_config_print_defaults(FILE *f)
+{
+	const char *sec = NULL;
+
+	fprintf(f, "# aiod.ini: configuration of aiod, the rtio I/O daemon.\n"
+		   "# Every key is shown with its built-in default, commented out.\n"
+		   "# Sizes take K/M/G suffixes (binary). `kill -HUP` reloads keys marked\n"
+		   "# (reloadable); others need a restart.\n");
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (sec == NULL || strcmp(sec, keys[i].section) != 0) {
+			sec = keys[i].section;
+			fprintf(f, "\n[%s]\n", sec);
+		}
+		fprintf(f, "# %s%s\n", keys[i].help, keys[i].reloadable ? " (reloadable)" : "");
+		fprintf(f, ";%s = %s\n", keys[i].key, keys[i].def);
+	}
+	fprintf(f, "\n# Stream classes: one section per class. Files whose share-relative name\n"
+		   "# matches are read ahead and scheduled by deadline at the given bitrate.\n"
+		   ";[stream.hd]\n"
+		   ";match = *.mxf\n"
+		   ";bitrate = 100M\n"
+		   ";prebuffer_ms = 1000\n"
+		   ";priority = 0\n");
+}

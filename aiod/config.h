@@ -1,0 +1,76 @@
+/*
+ * aiod.ini: every key with its type, default and bounds, validated in one place.
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef AIOD_CONFIG_H
+#define AIOD_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <talloc.h>
+
+#define AIOD_MAX_ALLOW    32
+#define AIOD_MAX_CLASSES  16
+
+/* A stream class: files matching pattern are read at bitrate (bits/s). */
+struct aiod_stream_class {
+	char *name;		/* section name after "stream." */
+	char *match;		/* fnmatch pattern on the share-relative name */
+	uint64_t bitrate;	/* bits per second */
+	uint32_t prebuffer_ms;	/* how far ahead of playback the client reads */
+	int priority;		/* higher wins among equal deadlines */
+};
+
+struct aiod_config {
+	/* [global] */
+	char *socket_path;
+	uid_t allow_uids[AIOD_MAX_ALLOW];
+	unsigned n_allow_uids;
+	gid_t allow_gids[AIOD_MAX_ALLOW];
+	unsigned n_allow_gids;
+	int log_level;
+	uint32_t max_sessions;
+	/* [cache] */
+	uint64_t cache_size;
+	uint32_t block_size;
+	bool mlock;
+	uint32_t pin_wait_ms;
+	/* [engine] */
+	uint32_t queue_depth;
+	uint32_t session_inflight;
+	uint32_t max_io;
+	/* [readahead] */
+	uint32_t readahead_blocks;
+	uint32_t be_deadline_ms;
+	/* [stream.NAME] */
+	struct aiod_stream_class classes[AIOD_MAX_CLASSES];
+	unsigned n_classes;
+};
+
+/*
+ * Load and validate path. On error returns -errno / -EINVAL and writes one
+ * message naming the file, section and key to err (errlen bytes).
+ */
+int aiod_config_load(TALLOC_CTX *mem_ctx, const char *path, struct aiod_config **out,
+		     char *err, size_t errlen);
+
+/* Parse "64K", "8M", "1G", "4096" (binary units). 0 or -EINVAL/-ERANGE. */
+int aiod_parse_size(const char *s, uint64_t *out);
+/* Parse "100M" bits/s style rates (decimal units: k=1e3, M=1e6, G=1e9). */
+int aiod_parse_rate(const char *s, uint64_t *out);
+
+/*
+ * Apply the reloadable keys of next to cur, logging each change, and log every
+ * changed key that needs a restart. Returns the number of keys that changed but
+ * need a restart.
+ */
+unsigned aiod_config_reload(struct aiod_config *cur, const struct aiod_config *next);
+
+/* Write every key with its default as a commented sample (for --print-defaults). */
+void aiod_config_print_defaults(FILE *f);
+
+#endif

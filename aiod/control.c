@@ -1,0 +1,135 @@
+/*
+ * Control requests from a session's socket: OPEN (with the client's
+ * descriptor), CLOSE, FTRUNCATE, UNLINK, STATS, DISCONNECT.
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "aiod.h"
+#include "log.h"
+
+
+static void fill_stats(struct aiod_ctx *ctx, struct rtio_stats_rep *r)
+{
+	r->sessions = ctx->nsessions;
+	r->files = 0;
+	for (uint32_t i = 0; i <= ctx->files_mask; i++) {
+		for (struct aiod_file *f = ctx->files[i]; f != NULL; f = f->next) {
+			r->files += f->opens > 0;
+		}
+	}
+	r->blocks_total = ctx->cache->nblocks;
+	r->blocks_used = aiod_cache_used(ctx->cache);
+	r->blocks_pinned = ctx->cache->pinned;
+	r->cache_hits = ctx->st.cache_hits;
+	r->cache_misses = ctx->st.cache_misses;
+	r->disk_reads = ctx->st.disk_reads;
+	r->disk_writes = ctx->st.disk_writes;
+	r->bytes_read = ctx->st.bytes_read;
+	r->bytes_written = ctx->st.bytes_written;
+	r->requests = ctx->st.requests;
+	r->errors = ctx->st.errors;
+	r->protocol_errors = ctx->st.protocol_errors;
+	r->deadline_misses = ctx->st.deadline_misses;
+	r->reserved[0] = ctx->st.readahead_blocks;
+	r->reserved[1] = ctx->cache->evictions;
+	r->reserved[2] = ctx->st.sessions_total;
+}
+
+void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union rtio_msg *m,
+			 size_t len, int *fds, unsigned nfds)
+{
+	union rtio_msg rep;
+	size_t rep_len = rtio_msg_expected_len(m->hdr.opcode, 1);
+	struct aiod_open *o;
+	int ret = 0;
+
+	(void)len;
+	memset(&rep, 0, sizeof(rep));
+	rtio_hdr_init(&rep.hdr, m->hdr.opcode, (uint32_t)rep_len, m->hdr.req_id);
+	rep.hdr.flags = RTIO_F_REPLY;
+	if (m->hdr.opcode != RTIO_OP_OPEN && nfds > 0) {
+		ret = -EPROTO;	/* only OPEN carries a descriptor */
+		goto reply;
+	}
+	switch (m->hdr.opcode) {
+	case RTIO_OP_OPEN: {
+		char name[RTIO_NAME_MAX];
+
+		if (nfds != 1) {
+			ret = -EBADF;
+			goto reply;
+		}
+		memcpy(name, m->open_req.name, sizeof(name));
+		name[sizeof(name) - 1] = '\0';
+		ret = aiod_open_add(ctx, s, fds[0], name, m->open_req.flags, &o);
+		if (ret != 0) {
+			goto reply;
+		}
+		nfds = 0;	/* the open owns the descriptor now */
+		rep.open_rep.file_id = o->id;
+		rep.open_rep.dev = o->file->dev;
+		rep.open_rep.ino = o->file->ino;
+		rep.open_rep.stream_class = 0;
+		for (unsigned i = 0; o->file->sclass != NULL && i < ctx->cfg->n_classes; i++) {
+			if (&ctx->cfg->classes[i] == o->file->sclass) {
+				rep.open_rep.stream_class = i + 1;
+			}
+		}
+		rep.open_rep.bitrate = o->file->rate_bps;
+		SESS_DEBUG(s, "OPEN %s -> file %llu", name, (unsigned long long)o->id);
+		break;
+	}
+	case RTIO_OP_CLOSE:
+		o = aiod_open_find(s, m->close_req.file_id);
+		if (o == NULL) {
+			ret = -EBADF;
+			break;
+		}
+		aiod_open_close(ctx, s, o);
+		break;
+	case RTIO_OP_FTRUNCATE:
+		o = aiod_open_find(s, m->ftruncate_req.file_id);
+		if (o == NULL) {
+			ret = -EBADF;
+			break;
+		}
+		if (m->ftruncate_req.length > INT64_MAX) {
+			ret = -EINVAL;
+			break;
+		}
+		/*
+		 * smbd already changed the size (its VFS stack decides how: strict
+		 * allocate, sparse...). We only make the cache agree (paper 3.1.3.1.7).
+		 */
+		(void)aiod_cache_truncate(ctx->cache, o->file->dev, o->file->ino,
+					  m->ftruncate_req.length);
+		break;
+	case RTIO_OP_UNLINK:
+		aiod_file_forget(ctx, m->unlink_req.dev, m->unlink_req.ino);
+		break;
+	case RTIO_OP_STATS:
+		fill_stats(ctx, &rep.stats_rep);
+		break;
+	case RTIO_OP_DISCONNECT:
+		(void)aiod_session_control_reply(s, &rep, rep_len);
+		aiod_session_destroy(s, "DISCONNECT");
+		return;
+	default:
+		ret = -EOPNOTSUPP;
+		break;
+	}
+reply:
+	for (unsigned i = 0; i < nfds; i++) {
+		close(fds[i]);
+	}
+	if (ret < 0) {
+		ctx->st.errors++;
+	}
+	rep.hdr.result = ret;
+	(void)aiod_session_control_reply(s, &rep, rep_len);
+}

@@ -1,0 +1,758 @@
+/*
+ * Data requests from the message queues: READ0/READ1, WRITE0/WRITE1, FSYNC.
+ *
+ * READ0 pins the cache blocks covering the range and answers with where they
+ * are in the shared region. A hit answers right here, without the engine
+ * (paper 3.1.3.2.2); a miss starts one disk read per block, and a second
+ * reader of a block that is already loading just waits for it (one disk read
+ * for both). READ1 unpins.
+ *
+ * WRITE0 reserves staging blocks; the client copies its data in; WRITE1
+ * writes them to the file through the client's descriptor and, once the
+ * kernel has the data, copies it into any cached blocks so every reader sees
+ * it, then answers. Nothing acknowledged lives only in aiod.
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "aiod.h"
+#include "log.h"
+#include "rtio_shm.h"
+
+struct aiod_req {
+	struct aiod_req_link link;	/* session's list: must stay first (aiod.h) */
+	struct aiod_req *bnext;		/* ctx->blocked */
+	struct aiod_ctx *ctx;
+	struct aiod_session *s;		/* NULL once the session went away */
+	uint16_t opcode;
+	uint64_t req_id;
+	struct aiod_open *open;		/* busy while the request lives */
+	uint64_t off;
+	uint32_t len;
+	uint64_t end;			/* READ0: min(off + len, size) */
+	uint32_t nblocks;
+	struct aiod_block *blocks[RTIO_MAX_SEGS];
+	struct aiod_block_waiter waiters[RTIO_MAX_SEGS];
+	uint32_t seg_done[RTIO_MAX_SEGS];	/* WRITE1: bytes written per block */
+	uint32_t pending;		/* block loads / writes outstanding */
+	int error;
+	bool waited_for_disk;
+	bool blocked;
+	uint64_t blocked_since_ns;
+};
+
+/* Per disk read of one block. */
+struct aiod_load {
+	struct aiod_ctx *ctx;
+	struct aiod_block *b;
+	struct aiod_open *open;
+};
+
+/* Per write of one staging block. */
+struct aiod_wseg {
+	struct aiod_req *r;
+	uint32_t i;
+};
+
+/* Both return true when r had to wait for free blocks (it is then on ctx->blocked). */
+static bool read0_start(struct aiod_req *r);
+static bool write0_start(struct aiod_req *r);
+
+static uint64_t block_shm_off(const struct aiod_ctx *ctx, const struct aiod_block *b)
+{
+	return RTIO_SHM_DATA_OFF + (uint64_t)b->idx * ctx->cache->block_size;
+}
+
+void aiod_req_orphan(struct aiod_req *r)
+{
+	r->s = NULL;
+}
+
+
+static int req_destructor(struct aiod_req *r)
+{
+	struct aiod_ctx *ctx = r->ctx;
+
+	if (r->blocked) {
+		struct aiod_req **pp = &ctx->blocked;
+		while (*pp != NULL && *pp != r) {
+			pp = &(*pp)->bnext;
+		}
+		if (*pp == r) {
+			*pp = r->bnext;
+		}
+		ctx->blocked_tail = NULL;
+		for (struct aiod_req *q = ctx->blocked; q != NULL; q = q->bnext) {
+			ctx->blocked_tail = q;
+		}
+	}
+	if (r->s != NULL) {
+		aiod_session_req_remove(r->s, r);
+	}
+	if (r->open != NULL) {
+		aiod_open_idle(ctx, r->open);
+	}
+	return 0;
+}
+
+static void req_unpin(struct aiod_req *r)
+{
+	for (uint32_t i = 0; i < r->nblocks; i++) {
+		aiod_cache_unref(r->ctx->cache, r->blocks[i]);
+		r->blocks[i] = NULL;
+	}
+	r->nblocks = 0;
+}
+
+static void reply_simple(struct aiod_ctx *ctx, struct aiod_session *s, uint16_t opcode,
+			 uint64_t req_id, int result)
+{
+	union rtio_msg rep;
+	size_t len = rtio_msg_expected_len(opcode, 1);
+
+	if (s == NULL || len == 0) {
+		return;
+	}
+	memset(&rep, 0, len);
+	rtio_hdr_init(&rep.hdr, opcode, (uint32_t)len, req_id);
+	rep.hdr.flags = RTIO_F_REPLY;
+	rep.hdr.result = result;
+	if (result < 0) {
+		ctx->st.errors++;
+	}
+	(void)aiod_session_reply(s, &rep, len);
+}
+
+/* Done with r: answer (unless orphaned) and free it. */
+static void req_end(struct aiod_req *r, int result)
+{
+	struct aiod_ctx *ctx = r->ctx;
+
+	req_unpin(r);
+	reply_simple(ctx, r->s, r->opcode, r->req_id, result);
+	talloc_free(r);
+	aiod_data_retry_blocked(ctx);
+}
+
+/* ---- waiting for free blocks ---- */
+
+static void blocked_timer(struct tevent_context *ev, struct tevent_timer *te, struct timeval now,
+			  void *private_data);
+
+static void req_block(struct aiod_req *r)
+{
+	struct aiod_ctx *ctx = r->ctx;
+
+	if (!r->blocked) {
+		r->blocked = true;
+		r->blocked_since_ns = aiod_now_ns();
+		r->bnext = NULL;
+		if (ctx->blocked_tail != NULL) {
+			ctx->blocked_tail->bnext = r;
+		} else {
+			ctx->blocked = r;
+			(void)tevent_add_timer(ctx->ev, ctx, tevent_timeval_current_ofs(0, 100000),
+					       blocked_timer, ctx);
+		}
+		ctx->blocked_tail = r;
+	}
+}
+
+static struct aiod_req *blocked_pop(struct aiod_ctx *ctx)
+{
+	struct aiod_req *r = ctx->blocked;
+
+	if (r != NULL) {
+		ctx->blocked = r->bnext;
+		if (ctx->blocked == NULL) {
+			ctx->blocked_tail = NULL;
+		}
+		r->bnext = NULL;
+		r->blocked = false;
+	}
+	return r;
+}
+
+/* Put r, just queued at the tail by req_block(), back at the head. */
+static void blocked_to_front(struct aiod_ctx *ctx, struct aiod_req *r)
+{
+	struct aiod_req *q = ctx->blocked;
+
+	if (q == r) {
+		return;
+	}
+	while (q->bnext != r) {
+		q = q->bnext;
+	}
+	q->bnext = NULL;
+	ctx->blocked_tail = q;
+	r->bnext = ctx->blocked;
+	ctx->blocked = r;
+}
+
+void aiod_data_retry_blocked(struct aiod_ctx *ctx)
+{
+	if (ctx->retrying_blocked) {
+		return;	/* a retry further up the stack goes on with the list */
+	}
+	ctx->retrying_blocked = true;
+	/* FIFO: stop at the first request that still does not fit. */
+	while (ctx->blocked != NULL && ctx->cache->free.count + ctx->cache->lru.count > 0) {
+		struct aiod_req *r = blocked_pop(ctx);
+		bool again;
+
+		if (r->s == NULL) {
+			talloc_free(r);
+			continue;
+		}
+		again = r->opcode == RTIO_OP_READ0 ? read0_start(r) : write0_start(r);
+		if (again) {
+			blocked_to_front(ctx, r);
+			break;
+		}
+	}
+	ctx->retrying_blocked = false;
+}
+
+static void blocked_timer(struct tevent_context *ev, struct tevent_timer *te, struct timeval now,
+			  void *private_data)
+{
+	struct aiod_ctx *ctx = private_data;
+	uint64_t limit = (uint64_t)ctx->cfg->pin_wait_ms * 1000000ull;
+	uint64_t t = aiod_now_ns();
+
+	(void)te;
+	(void)now;
+	while (ctx->blocked != NULL && t - ctx->blocked->blocked_since_ns >= limit) {
+		struct aiod_req *r = blocked_pop(ctx);
+		if (r->s != NULL) {
+			SESS_WARN(r->s, "%s refused: every cache block pinned for %u ms "
+				  "(raise [cache] size)", rtio_op_name(r->opcode), ctx->cfg->pin_wait_ms);
+		}
+		req_end(r, -ENOBUFS);
+	}
+	if (ctx->blocked != NULL) {
+		(void)tevent_add_timer(ev, ctx, tevent_timeval_current_ofs(0, 100000), blocked_timer,
+				       ctx);
+	}
+}
+
+/* ---- READ0 ---- */
+
+static void load_done(void *private_data, int result)
+{
+	struct aiod_load *ld = private_data;
+	struct aiod_ctx *ctx = ld->ctx;
+
+	ctx->st.disk_reads++;
+	aiod_cache_load_done(ctx->cache, ld->b, result);
+	aiod_cache_unref(ctx->cache, ld->b);
+	aiod_open_idle(ctx, ld->open);
+	talloc_free(ld);
+	aiod_data_retry_blocked(ctx);
+}
+
+/* Start a disk read of block b (LOADING, hashed, one reference for the load). */
+static int load_submit(struct aiod_ctx *ctx, struct aiod_open *o, struct aiod_block *b,
+		       uint64_t deadline_ns)
+{
+	struct aiod_load *ld = talloc(ctx, struct aiod_load);
+	int ret;
+
+	if (ld == NULL) {
+		return -ENOMEM;
+	}
+	ld->ctx = ctx;
+	ld->b = b;
+	ld->open = o;
+	aiod_open_busy(o);
+	ret = aiod_engine_read(ctx->engine, o->fd, b->idx, 0, ctx->cache->block_size,
+			       b->blkno * ctx->cache->block_size, deadline_ns, load_done, ld);
+	if (ret != 0) {
+		aiod_open_idle(ctx, o);
+		talloc_free(ld);
+	}
+	return ret;
+}
+
+static void read0_finish(struct aiod_req *r)
+{
+	struct aiod_ctx *ctx = r->ctx;
+	uint32_t bs = ctx->cache->block_size;
+	struct rtio_io_rep rep;
+	struct aiod_lease *l;
+	uint64_t pos = r->off;
+
+	if (r->s == NULL) {
+		req_end(r, -ENOTCONN);
+		return;
+	}
+	if (r->error != 0) {
+		req_end(r, r->error);
+		return;
+	}
+	memset(&rep, 0, sizeof(rep));
+	for (uint32_t i = 0; i < r->nblocks && pos < r->end; i++) {
+		struct aiod_block *b = r->blocks[i];
+		uint32_t in_blk = (uint32_t)(pos % bs);
+		uint64_t want = r->end - pos;
+		uint32_t avail = b->valid > in_blk ? b->valid - in_blk : 0;
+
+		if (want > bs - in_blk) {
+			want = bs - in_blk;
+		}
+		if (avail > want) {
+			avail = (uint32_t)want;
+		}
+		if (avail == 0) {
+			break;	/* the file shrank under us: a short read */
+		}
+		rep.seg[rep.nseg].shm_off = block_shm_off(ctx, b) + in_blk;
+		rep.seg[rep.nseg].len = avail;
+		rep.nseg++;
+		pos += avail;
+		if (avail < want) {
+			break;
+		}
+	}
+	l = aiod_lease_new(r->s);
+	if (l == NULL) {
+		req_end(r, -EBUSY);	/* more READ0s without READ1 than allowed */
+		return;
+	}
+	/* The lease takes over the pins and the open's busy count. */
+	l->open = r->open;
+	r->open = NULL;
+	l->off = r->off;
+	l->len = (uint32_t)(pos - r->off);
+	l->nblocks = r->nblocks;
+	memcpy(l->blocks, r->blocks, sizeof(l->blocks[0]) * r->nblocks);
+	r->nblocks = 0;
+	rtio_hdr_init(&rep.hdr, RTIO_OP_READ0, sizeof(rep), r->req_id);
+	rep.hdr.flags = RTIO_F_REPLY;
+	rep.hdr.result = (int32_t)(pos - r->off);
+	rep.token = l->token;
+	ctx->st.bytes_read += pos - r->off;
+	if (r->waited_for_disk && l->open->file->rate_bps > 0) {
+		/* A stream's read found its data not yet in the cache: it is late. */
+		ctx->st.deadline_misses++;
+		l->open->file->deadline_misses++;
+	}
+	(void)aiod_session_reply(r->s, &rep, sizeof(rep));
+	talloc_free(r);
+}
+
+static void read_block_ready(void *private_data, struct aiod_block *b)
+{
+	struct aiod_req *r = private_data;
+
+	if (b->error != 0 && r->error == 0) {
+		r->error = b->error;
+	}
+	if (--r->pending == 0) {
+		read0_finish(r);
+	}
+}
+
+static void wait_for(struct aiod_req *r, uint32_t i, struct aiod_block *b)
+{
+	r->waiters[i].fn = read_block_ready;
+	r->waiters[i].private_data = r;
+	r->waiters[i].next = b->waiters;
+	b->waiters = &r->waiters[i];
+	r->pending++;
+	r->waited_for_disk = true;
+}
+
+/* Prefetch blocks after [.., last] for a sequential reader. */
+static void readahead(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t last, uint64_t size,
+		      uint32_t n)
+{
+	uint32_t bs = ctx->cache->block_size;
+	uint64_t first = last + 1;
+	uint64_t nblk_file = (size + bs - 1) / bs;
+	/* Leave room for demand reads: prefetch never takes the last 16 free blocks. */
+	uint32_t reserve = 16;
+
+	if (n == 0) {
+		return;
+	}
+	if (o->ra_next_blk > first && o->ra_next_blk <= last + n) {
+		first = o->ra_next_blk;
+	}
+	for (uint64_t blk = first; blk <= last + n && blk < nblk_file; blk++) {
+		struct aiod_block *b;
+
+		if (aiod_cache_find(ctx->cache, o->file->dev, o->file->ino, blk) != NULL) {
+			continue;
+		}
+		if (ctx->cache->free.count + ctx->cache->lru.count <= reserve) {
+			break;
+		}
+		b = aiod_cache_get(ctx->cache);
+		if (b == NULL) {
+			break;
+		}
+		aiod_cache_insert(ctx->cache, b, o->file->dev, o->file->ino, blk);
+		if (load_submit(ctx, o, b, aiod_stream_deadline(ctx, o, blk * bs)) != 0) {
+			aiod_cache_load_done(ctx->cache, b, -ENOMEM);
+			aiod_cache_unref(ctx->cache, b);
+			break;
+		}
+		ctx->st.readahead_blocks++;
+		o->ra_next_blk = blk + 1;
+	}
+}
+
+static bool read0_start(struct aiod_req *r)
+{
+	struct aiod_ctx *ctx = r->ctx;
+	struct aiod_cache *c = ctx->cache;
+	struct aiod_open *o = r->open;
+	uint32_t bs = c->block_size;
+	uint64_t first, last;
+	uint32_t need_new = 0, from_lru = 0;
+	struct stat st;
+	uint64_t demand_deadline;
+	int ret;
+
+	if (fstat(o->fd, &st) != 0) {
+		req_end(r, -errno);
+		return false;
+	}
+	r->end = r->off + r->len;
+	if (r->end > (uint64_t)st.st_size) {
+		r->end = (uint64_t)st.st_size;
+	}
+	if (r->off >= r->end) {
+		r->end = r->off;
+		read0_finish(r);	/* EOF or zero length: 0 bytes */
+		return false;
+	}
+	first = r->off / bs;
+	last = (r->end - 1) / bs;
+
+	/* Count what we would take from the free list and LRU before taking anything. */
+	for (uint64_t blk = first; blk <= last; blk++) {
+		struct aiod_block *b = aiod_cache_find(c, o->file->dev, o->file->ino, blk);
+		uint64_t need_end = (blk == last ? r->end : (blk + 1) * bs) - blk * bs;
+
+		if (b == NULL || (b->state == AIOD_BLK_VALID && b->valid < need_end)) {
+			need_new++;
+		} else if (b->refs == 0) {
+			from_lru++;
+		}
+	}
+	if (need_new + from_lru > c->free.count + c->lru.count) {
+		req_block(r);
+		return true;
+	}
+	demand_deadline = aiod_stream_deadline(ctx, o, r->off);
+	for (uint64_t blk = first; blk <= last; blk++) {
+		uint32_t i = (uint32_t)(blk - first);
+		uint64_t need_end = (blk == last ? r->end : (blk + 1) * bs) - blk * bs;
+		struct aiod_block *b = aiod_cache_find(c, o->file->dev, o->file->ino, blk);
+
+		if (b != NULL && b->state == AIOD_BLK_VALID && b->valid < need_end) {
+			/* Cached when the file was shorter: read it again. */
+			aiod_cache_detach(c, b);
+			b = NULL;
+		}
+		if (b != NULL) {
+			aiod_cache_ref(c, b);
+			r->blocks[r->nblocks++] = b;
+			if (b->state == AIOD_BLK_LOADING) {
+				wait_for(r, i, b);	/* coalesced miss */
+				ctx->st.cache_misses++;
+			} else {
+				ctx->st.cache_hits++;
+			}
+			continue;
+		}
+		b = aiod_cache_get(c);	/* cannot fail: counted above */
+		aiod_cache_insert(c, b, o->file->dev, o->file->ino, blk);
+		aiod_cache_ref(c, b);	/* the request's pin; the load holds the other */
+		r->blocks[r->nblocks++] = b;
+		ctx->st.cache_misses++;
+		wait_for(r, i, b);
+		ret = load_submit(ctx, o, b, demand_deadline);
+		if (ret != 0) {
+			/* Undo: nobody else can have found b yet. */
+			b->waiters = r->waiters[i].next;
+			r->pending--;
+			r->error = ret;
+			aiod_cache_detach(c, b);
+			aiod_cache_unref(c, b);	/* the load's reference */
+			break;
+		}
+	}
+	if (r->error == 0) {
+		readahead(ctx, o, last, (uint64_t)st.st_size,
+			  aiod_stream_observe(ctx, o, r->off, (uint32_t)(r->end - r->off)));
+	}
+	if (r->pending == 0) {
+		read0_finish(r);	/* every block was a hit (or nothing started) */
+	}
+	return false;
+}
+
+/* ---- WRITE0 / WRITE1 ---- */
+
+static bool write0_start(struct aiod_req *r)
+{
+	struct aiod_ctx *ctx = r->ctx;
+	struct aiod_cache *c = ctx->cache;
+	uint32_t bs = c->block_size;
+	uint32_t n = (r->len + bs - 1) / bs;
+	struct rtio_io_rep rep;
+	struct aiod_lease *l;
+
+	if (n > c->free.count + c->lru.count) {
+		req_block(r);
+		return true;
+	}
+	l = aiod_lease_new(r->s);
+	if (l == NULL) {
+		req_end(r, -EBUSY);
+		return false;
+	}
+	memset(&rep, 0, sizeof(rep));
+	for (uint32_t i = 0; i < n; i++) {
+		struct aiod_block *b = aiod_cache_get(c);
+
+		b->state = AIOD_BLK_STAGING;
+		l->blocks[i] = b;
+		rep.seg[i].shm_off = block_shm_off(ctx, b);
+		rep.seg[i].len = (i + 1 < n) ? bs : r->len - i * bs;
+	}
+	l->write = true;
+	l->nblocks = n;
+	l->open = r->open;
+	r->open = NULL;
+	l->off = r->off;
+	l->len = r->len;
+	rep.nseg = n;
+	rtio_hdr_init(&rep.hdr, RTIO_OP_WRITE0, sizeof(rep), r->req_id);
+	rep.hdr.flags = RTIO_F_REPLY;
+	rep.hdr.result = (int32_t)r->len;
+	rep.token = l->token;
+	(void)aiod_session_reply(r->s, &rep, sizeof(rep));
+	talloc_free(r);
+	return false;
+}
+
+static void write1_finish(struct aiod_req *r)
+{
+	struct aiod_ctx *ctx = r->ctx;
+	uint32_t bs = ctx->cache->block_size;
+	uint64_t total = 0;
+	bool prefix = true;
+
+	for (uint32_t i = 0; i < r->nblocks; i++) {
+		uint32_t want = (i + 1 < r->nblocks) ? bs : r->len - i * bs;
+		uint32_t got = r->seg_done[i];
+
+		/* Whatever reached the file must show in the cache, reported or not. */
+		if (got > 0) {
+			aiod_cache_write_through(ctx->cache, r->open->file->dev, r->open->file->ino,
+						 r->off + (uint64_t)i * bs,
+						 aiod_cache_block_data(ctx->cache, r->blocks[i]), got);
+		}
+		/* A write reports the prefix that made it. */
+		if (prefix) {
+			total += got;
+			prefix = got == want;
+		}
+	}
+	ctx->st.bytes_written += total;
+	req_end(r, total > 0 || r->error == 0 ? (int)total : r->error);
+}
+
+static void write_seg_done(void *private_data, int result)
+{
+	struct aiod_wseg *w = private_data;
+	struct aiod_req *r = w->r;
+
+	r->ctx->st.disk_writes++;
+	if (result < 0) {
+		if (r->error == 0) {
+			r->error = result;
+		}
+	} else {
+		r->seg_done[w->i] = (uint32_t)result;
+	}
+	talloc_free(w);
+	if (--r->pending == 0) {
+		write1_finish(r);
+	}
+}
+
+static void write1_start(struct aiod_req *r, struct aiod_lease *l)
+{
+	struct aiod_ctx *ctx = r->ctx;
+	uint32_t bs = ctx->cache->block_size;
+	uint64_t deadline = aiod_now_ns();	/* a client waits for every write */
+
+	r->open = l->open;
+	r->off = l->off;
+	r->len = l->len;
+	r->nblocks = l->nblocks;
+	memcpy(r->blocks, l->blocks, sizeof(l->blocks[0]) * l->nblocks);
+	memset(l, 0, sizeof(*l));	/* the request owns the pins and the busy count now */
+	if (r->nblocks == 0) {
+		req_end(r, 0);
+		return;
+	}
+	for (uint32_t i = 0; i < r->nblocks; i++) {
+		struct aiod_wseg *w = talloc(r, struct aiod_wseg);
+		uint32_t len = (i + 1 < r->nblocks) ? bs : r->len - i * bs;
+		int ret;
+
+		if (w == NULL) {
+			r->error = -ENOMEM;
+			break;
+		}
+		w->r = r;
+		w->i = i;
+		/* r keeps r->open busy (and its fd open) until it ends. */
+		ret = aiod_engine_write(ctx->engine, r->open->fd, r->blocks[i]->idx, 0, len,
+					r->off + (uint64_t)i * bs, deadline, write_seg_done, w);
+		if (ret != 0) {
+			talloc_free(w);
+			r->error = ret;
+			break;
+		}
+		r->pending++;
+	}
+	if (r->pending == 0) {
+		write1_finish(r);
+	}
+}
+
+/* ---- FSYNC ---- */
+
+static void fsync_done(void *private_data, int result)
+{
+	req_end(private_data, result);
+}
+
+/* ---- dispatch ---- */
+
+static void protocol_error(struct aiod_ctx *ctx, struct aiod_session *s, const void *m, size_t len,
+			   int err)
+{
+	struct rtio_hdr h;
+
+	ctx->st.protocol_errors++;
+	SESS_WARN(s, "dropped a malformed request (%zu bytes): %s", len, strerror(-err));
+	if (len < sizeof(h)) {
+		return;
+	}
+	memcpy(&h, m, sizeof(h));
+	/* Answer when we can tell what it was, so the client does not wait for nothing. */
+	if (h.magic == RTIO_MAGIC && h.version == RTIO_PROTO_VERSION && h.opcode < RTIO_OP_MAX &&
+	    h.opcode != RTIO_OP_READ1 && rtio_msg_expected_len(h.opcode, 1) != 0 &&
+	    (h.opcode == RTIO_OP_READ0 || h.opcode == RTIO_OP_WRITE0 || h.opcode == RTIO_OP_WRITE1 ||
+	     h.opcode == RTIO_OP_FSYNC)) {
+		reply_simple(ctx, s, h.opcode, h.req_id, err);
+	}
+}
+
+void aiod_data_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union rtio_msg *m,
+		      size_t len)
+{
+	struct aiod_req *r;
+	struct aiod_open *o = NULL;
+	struct aiod_lease *l = NULL;
+	int ret = rtio_msg_verify(m, len, 0);
+
+	if (ret != 0) {
+		protocol_error(ctx, s, m, len, ret);
+		return;
+	}
+	ctx->st.requests++;
+	switch (m->hdr.opcode) {
+	case RTIO_OP_READ0:
+	case RTIO_OP_WRITE0:
+	case RTIO_OP_FSYNC:
+		o = aiod_open_find(s, m->io_req.file_id);
+		if (o == NULL) {
+			reply_simple(ctx, s, m->hdr.opcode, m->hdr.req_id, -EBADF);
+			return;
+		}
+		if ((m->hdr.opcode == RTIO_OP_READ0 && !o->readable) ||
+		    (m->hdr.opcode == RTIO_OP_WRITE0 && !o->writable)) {
+			reply_simple(ctx, s, m->hdr.opcode, m->hdr.req_id, -EBADF);
+			return;
+		}
+		if (m->hdr.opcode != RTIO_OP_FSYNC &&
+		    (m->io_req.length > ctx->cfg->max_io || m->io_req.offset > INT64_MAX ||
+		     m->io_req.offset + m->io_req.length > (uint64_t)INT64_MAX)) {
+			reply_simple(ctx, s, m->hdr.opcode, m->hdr.req_id, -EINVAL);
+			return;
+		}
+		break;
+	case RTIO_OP_READ1:
+		l = aiod_lease_find(s, m->release_req.token);
+		if (l == NULL) {
+			protocol_error(ctx, s, m, len, -ENOENT);
+			return;
+		}
+		aiod_lease_release(ctx, l);
+		return;
+	case RTIO_OP_WRITE1:
+		l = aiod_lease_find(s, m->release_req.token);
+		if (l == NULL || !l->write) {
+			reply_simple(ctx, s, m->hdr.opcode, m->hdr.req_id, -ENOENT);
+			return;
+		}
+		break;
+	default:
+		/* Control opcodes do not belong on the queue. */
+		protocol_error(ctx, s, m, len, -EPROTO);
+		return;
+	}
+	r = talloc_zero(ctx, struct aiod_req);
+	if (r == NULL) {
+		reply_simple(ctx, s, m->hdr.opcode, m->hdr.req_id, -ENOMEM);
+		return;
+	}
+	r->ctx = ctx;
+	r->s = s;
+	r->opcode = m->hdr.opcode;
+	r->req_id = m->hdr.req_id;
+	aiod_session_req_add(s, r);
+	talloc_set_destructor(r, req_destructor);
+	switch (m->hdr.opcode) {
+	case RTIO_OP_READ0:
+	case RTIO_OP_WRITE0:
+		r->open = o;
+		aiod_open_busy(o);
+		r->off = m->io_req.offset;
+		r->len = m->io_req.length;
+		if (m->hdr.opcode == RTIO_OP_READ0) {
+			(void)read0_start(r);
+		} else {
+			(void)write0_start(r);
+		}
+		return;
+	case RTIO_OP_WRITE1:
+		write1_start(r, l);
+		return;
+	case RTIO_OP_FSYNC:
+		r->open = o;
+		aiod_open_busy(o);
+		ret = aiod_engine_fsync(ctx->engine, o->fd, m->io_req.length == 1, aiod_now_ns(),
+					fsync_done, r);
+		if (ret != 0) {
+			req_end(r, ret);
+		}
+		return;
+	default:
+		break;
+	}
+}

@@ -1,0 +1,120 @@
+/*
+ * EDF queue: a binary min-heap on (deadline, arrival).
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <errno.h>
+
+#include "edf.h"
+
+static bool before(const struct aiod_sched_item *a, const struct aiod_sched_item *b)
+{
+	if (a->deadline_ns != b->deadline_ns) {
+		return a->deadline_ns < b->deadline_ns;
+	}
+	return a->seq < b->seq;
+}
+
+static void place(struct aiod_sched *q, uint32_t i, struct aiod_sched_item *it)
+{
+	q->heap[i] = it;
+	it->heap_pos = i;
+}
+
+static void sift_up(struct aiod_sched *q, uint32_t i)
+{
+	struct aiod_sched_item *it = q->heap[i];
+
+	while (i > 0) {
+		uint32_t parent = (i - 1) / 2;
+		if (!before(it, q->heap[parent])) {
+			break;
+		}
+		place(q, i, q->heap[parent]);
+		i = parent;
+	}
+	place(q, i, it);
+}
+
+static void sift_down(struct aiod_sched *q, uint32_t i)
+{
+	struct aiod_sched_item *it = q->heap[i];
+
+	for (;;) {
+		uint32_t l = 2 * i + 1, r = l + 1, m = i;
+		struct aiod_sched_item *best = it;
+
+		if (l < q->count && before(q->heap[l], best)) {
+			m = l;
+			best = q->heap[l];
+		}
+		if (r < q->count && before(q->heap[r], best)) {
+			m = r;
+			best = q->heap[r];
+		}
+		if (m == i) {
+			break;
+		}
+		place(q, i, best);
+		i = m;
+	}
+	place(q, i, it);
+}
+
+struct aiod_sched *aiod_sched_create(TALLOC_CTX *mem_ctx)
+{
+	return talloc_zero(mem_ctx, struct aiod_sched);
+}
+
+int aiod_sched_push(struct aiod_sched *q, struct aiod_sched_item *it)
+{
+	if (q->count == q->capacity) {
+		uint32_t cap = q->capacity ? q->capacity * 2 : 64;
+		struct aiod_sched_item **h = talloc_realloc(q, q->heap, struct aiod_sched_item *, cap);
+		if (h == NULL) {
+			return -ENOMEM;
+		}
+		q->heap = h;
+		q->capacity = cap;
+	}
+	it->seq = q->seq++;
+	place(q, q->count, it);
+	sift_up(q, q->count++);
+	return 0;
+}
+
+struct aiod_sched_item *aiod_sched_peek(const struct aiod_sched *q)
+{
+	return q->count ? q->heap[0] : NULL;
+}
+
+void aiod_sched_remove(struct aiod_sched *q, struct aiod_sched_item *it)
+{
+	uint32_t i = it->heap_pos;
+
+	if (i >= q->count || q->heap[i] != it) {
+		return;
+	}
+	q->count--;
+	if (i == q->count) {
+		return;
+	}
+	{
+		struct aiod_sched_item *moved = q->heap[q->count];
+
+		place(q, i, moved);
+		sift_down(q, i);
+		sift_up(q, moved->heap_pos);
+	}
+}
+
+struct aiod_sched_item *aiod_sched_pop(struct aiod_sched *q)
+{
+	struct aiod_sched_item *it = aiod_sched_peek(q);
+
+	if (it != NULL) {
+		aiod_sched_remove(q, it);
+	}
+	return it;
+}

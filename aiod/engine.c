@@ -1,0 +1,358 @@
+/*
+ * io_uring engine: see engine.h.
+ *
+ * Submission is batched: queueing an operation only arms a tevent immediate;
+ * the immediate hands every operation that fits in the device queue to the
+ * kernel with one io_uring_submit(). Completions wake us through an eventfd
+ * registered with the ring and are reaped in one batch.
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <errno.h>
+#include <sched.h>
+#include <liburing.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "log.h"
+#include "edf.h"
+
+enum engine_op_kind { ENGINE_READ, ENGINE_WRITE, ENGINE_FSYNC };
+
+struct engine_op {
+	struct aiod_sched_item item;	/* first: the queue hands us back this pointer */
+	enum engine_op_kind kind;
+	int fd;
+	uint32_t block;
+	uint8_t *buf;
+	uint32_t len;		/* still to transfer */
+	uint64_t off;
+	uint32_t done_bytes;
+	bool datasync;
+	aiod_engine_done_fn done;
+	void *private_data;
+};
+
+struct aiod_engine {
+	struct io_uring ring;
+	bool ring_ok;
+	int efd;
+	struct tevent_context *ev;
+	struct tevent_fd *efd_fde;
+	struct tevent_immediate *submit_im;
+	bool submit_armed;
+	struct aiod_sched *queue;
+	uint8_t *bufs;
+	uint32_t block_size;
+	uint32_t nblocks;
+	uint32_t depth;
+	struct aiod_engine_stats st;
+};
+
+uint64_t aiod_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int engine_destructor(struct aiod_engine *e)
+{
+	if (e->ring_ok) {
+		io_uring_queue_exit(&e->ring);
+	}
+	if (e->efd >= 0) {
+		close(e->efd);
+	}
+	return 0;
+}
+
+static void engine_submit(struct tevent_context *ev, struct tevent_immediate *im, void *private_data);
+
+static void engine_arm(struct aiod_engine *e)
+{
+	if (!e->submit_armed) {
+		e->submit_armed = true;
+		tevent_schedule_immediate(e->submit_im, e->ev, engine_submit, e);
+	}
+}
+
+static void engine_prep(struct aiod_engine *e, struct io_uring_sqe *sqe, struct engine_op *op)
+{
+	switch (op->kind) {
+	case ENGINE_READ:
+		if (e->st.fixed_buffers) {
+			io_uring_prep_read_fixed(sqe, op->fd, op->buf, op->len, op->off, (int)op->block);
+		} else {
+			io_uring_prep_read(sqe, op->fd, op->buf, op->len, op->off);
+		}
+		break;
+	case ENGINE_WRITE:
+		if (e->st.fixed_buffers) {
+			io_uring_prep_write_fixed(sqe, op->fd, op->buf, op->len, op->off, (int)op->block);
+		} else {
+			io_uring_prep_write(sqe, op->fd, op->buf, op->len, op->off);
+		}
+		break;
+	case ENGINE_FSYNC:
+		io_uring_prep_fsync(sqe, op->fd, op->datasync ? IORING_FSYNC_DATASYNC : 0);
+		break;
+	}
+	io_uring_sqe_set_data(sqe, op);
+}
+
+static void engine_submit(struct tevent_context *ev, struct tevent_immediate *im, void *private_data)
+{
+	struct aiod_engine *e = private_data;
+	unsigned n = 0;
+	int ret;
+
+	(void)ev;
+	(void)im;
+	e->submit_armed = false;
+	while (e->st.inflight < e->depth) {
+		struct engine_op *op = (struct engine_op *)aiod_sched_peek(e->queue);
+		struct io_uring_sqe *sqe;
+
+		if (op == NULL) {
+			break;
+		}
+		sqe = io_uring_get_sqe(&e->ring);
+		if (sqe == NULL) {
+			break;
+		}
+		aiod_sched_pop(e->queue);
+		engine_prep(e, sqe, op);
+		e->st.inflight++;
+		n++;
+	}
+	if (n == 0) {
+		return;
+	}
+	do {
+		ret = io_uring_submit(&e->ring);
+	} while (ret == -EINTR);
+	if (ret < 0) {
+		/* The SQEs stay in the ring; the next arm retries them. */
+		AIOD_ERR("io_uring_submit: %s", strerror(-ret));
+		engine_arm(e);
+		return;
+	}
+	e->st.submitted += n;
+}
+
+static void engine_complete(struct aiod_engine *e, struct engine_op *op, int res)
+{
+	e->st.inflight--;
+	if (res == -EAGAIN || res == -EINTR) {
+		e->st.resubmits++;
+		goto requeue;
+	}
+	if (res > 0 && op->kind != ENGINE_FSYNC) {
+		op->done_bytes += (uint32_t)res;
+		if ((uint32_t)res < op->len) {
+			/* Short transfer: go on from where it stopped. */
+			op->buf += res;
+			op->off += (uint32_t)res;
+			op->len -= (uint32_t)res;
+			e->st.resubmits++;
+			goto requeue;
+		}
+		res = (int)op->done_bytes;
+	} else if (res == 0 && op->kind != ENGINE_FSYNC) {
+		res = (int)op->done_bytes;	/* EOF */
+		if (op->kind == ENGINE_WRITE && res == 0) {
+			res = -EIO;	/* a write that makes no progress would loop forever */
+		}
+	} else if (res < 0 && op->done_bytes > 0) {
+		res = (int)op->done_bytes;	/* report what made it */
+	}
+	e->st.completed++;
+	op->done(op->private_data, res);
+	talloc_free(op);
+	return;
+requeue:
+	if (aiod_sched_push(e->queue, &op->item) != 0) {
+		e->st.completed++;
+		op->done(op->private_data, -ENOMEM);
+		talloc_free(op);
+		return;
+	}
+	e->st.queued = e->queue->count;
+}
+
+static void engine_reap(struct tevent_context *ev, struct tevent_fd *fde, uint16_t flags,
+			void *private_data)
+{
+	struct aiod_engine *e = private_data;
+	eventfd_t v;
+
+	(void)ev;
+	(void)fde;
+	(void)flags;
+	(void)eventfd_read(e->efd, &v);	/* clear the wakeup; the CQ is the truth */
+	for (;;) {
+		struct io_uring_cqe *cqe;
+		struct engine_op *done[64];
+		int res[64];
+		unsigned head, count = 0;
+
+		io_uring_for_each_cqe(&e->ring, head, cqe) {
+			done[count] = io_uring_cqe_get_data(cqe);
+			res[count] = cqe->res;
+			if (++count == 64) {
+				break;
+			}
+		}
+		if (count == 0) {
+			break;
+		}
+		io_uring_cq_advance(&e->ring, count);
+		for (unsigned i = 0; i < count; i++) {
+			engine_complete(e, done[i], res[i]);
+		}
+	}
+	if (aiod_sched_peek(e->queue) != NULL) {
+		engine_arm(e);
+	}
+}
+
+struct aiod_engine *aiod_engine_create(TALLOC_CTX *mem_ctx, struct tevent_context *ev,
+				       uint32_t queue_depth, uint8_t *bufs, uint32_t block_size,
+				       uint32_t nblocks, char *err, size_t errlen)
+{
+	struct aiod_engine *e = talloc_zero(mem_ctx, struct aiod_engine);
+	struct io_uring_params p;
+	struct iovec *iov;
+	unsigned entries = 1;
+	int ret;
+
+	if (e == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	e->efd = -1;
+	e->ev = ev;
+	e->bufs = bufs;
+	e->block_size = block_size;
+	e->nblocks = nblocks;
+	e->depth = queue_depth;
+	talloc_set_destructor(e, engine_destructor);
+	while (entries < queue_depth) {
+		entries <<= 1;
+	}
+	memset(&p, 0, sizeof(p));
+	ret = io_uring_queue_init_params(entries, &e->ring, &p);
+	if (ret < 0) {
+		snprintf(err, errlen, "io_uring_queue_init(%u): %s", entries, strerror(-ret));
+		talloc_free(e);
+		return NULL;
+	}
+	e->ring_ok = true;
+	iov = talloc_array(e, struct iovec, nblocks);
+	if (iov == NULL) {
+		snprintf(err, errlen, "out of memory");
+		talloc_free(e);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < nblocks; i++) {
+		iov[i].iov_base = bufs + (uint64_t)i * block_size;
+		iov[i].iov_len = block_size;
+	}
+	ret = io_uring_register_buffers(&e->ring, iov, nblocks);
+	if (ret == 0) {
+		e->st.fixed_buffers = true;
+	} else {
+		AIOD_WARN("cannot register %u cache blocks as io_uring fixed buffers (%s); "
+			  "using plain reads", nblocks, strerror(-ret));
+	}
+	talloc_free(iov);
+	e->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (e->efd < 0) {
+		snprintf(err, errlen, "eventfd: %s", strerror(errno));
+		talloc_free(e);
+		return NULL;
+	}
+	ret = io_uring_register_eventfd(&e->ring, e->efd);
+	if (ret < 0) {
+		snprintf(err, errlen, "io_uring_register_eventfd: %s", strerror(-ret));
+		talloc_free(e);
+		return NULL;
+	}
+	e->queue = aiod_sched_create(e);
+	e->submit_im = tevent_create_immediate(e);
+	e->efd_fde = tevent_add_fd(ev, e, e->efd, TEVENT_FD_READ, engine_reap, e);
+	if (e->queue == NULL || e->submit_im == NULL || e->efd_fde == NULL) {
+		snprintf(err, errlen, "out of memory");
+		talloc_free(e);
+		return NULL;
+	}
+	return e;
+}
+
+static int engine_queue(struct aiod_engine *e, enum engine_op_kind kind, int fd, uint32_t block,
+			uint32_t buf_off, uint32_t len, uint64_t off, bool datasync,
+			uint64_t deadline_ns, aiod_engine_done_fn done, void *private_data)
+{
+	struct engine_op *op;
+
+	if (kind != ENGINE_FSYNC && (block >= e->nblocks || buf_off > e->block_size ||
+				     len > e->block_size - buf_off)) {
+		return -EINVAL;
+	}
+	op = talloc_zero(e, struct engine_op);
+	if (op == NULL) {
+		return -ENOMEM;
+	}
+	op->kind = kind;
+	op->fd = fd;
+	op->block = block;
+	op->buf = e->bufs + (uint64_t)block * e->block_size + buf_off;
+	op->len = len;
+	op->off = off;
+	op->datasync = datasync;
+	op->done = done;
+	op->private_data = private_data;
+	op->item.deadline_ns = deadline_ns;
+	if (aiod_sched_push(e->queue, &op->item) != 0) {
+		talloc_free(op);
+		return -ENOMEM;
+	}
+	e->st.queued = e->queue->count;
+	engine_arm(e);
+	return 0;
+}
+
+int aiod_engine_read(struct aiod_engine *e, int fd, uint32_t block, uint32_t buf_off, uint32_t len,
+		     uint64_t off, uint64_t deadline_ns, aiod_engine_done_fn done, void *private_data)
+{
+	return engine_queue(e, ENGINE_READ, fd, block, buf_off, len, off, false, deadline_ns, done,
+			    private_data);
+}
+
+int aiod_engine_write(struct aiod_engine *e, int fd, uint32_t block, uint32_t buf_off, uint32_t len,
+		      uint64_t off, uint64_t deadline_ns, aiod_engine_done_fn done, void *private_data)
+{
+	return engine_queue(e, ENGINE_WRITE, fd, block, buf_off, len, off, false, deadline_ns, done,
+			    private_data);
+}
+
+int aiod_engine_fsync(struct aiod_engine *e, int fd, bool datasync, uint64_t deadline_ns,
+		      aiod_engine_done_fn done, void *private_data)
+{
+	return engine_queue(e, ENGINE_FSYNC, fd, 0, 0, 0, 0, datasync, deadline_ns, done,
+			    private_data);
+}
+
+void aiod_engine_get_stats(const struct aiod_engine *e, struct aiod_engine_stats *out)
+{
+	*out = e->st;
+	out->queued = e->queue->count;
+}

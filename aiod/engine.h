@@ -1,0 +1,56 @@
+/*
+ * The asynchronous I/O engine: io_uring behind a bounded device queue fed in
+ * earliest-deadline-first order. The only part of aiod that knows liburing.
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef AIOD_ENGINE_H
+#define AIOD_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <talloc.h>
+#include <tevent.h>
+
+struct aiod_engine;
+
+/* result: bytes transferred (a read is short only at EOF), 0 for fsync, or -errno. */
+typedef void (*aiod_engine_done_fn)(void *private_data, int result);
+
+struct aiod_engine_stats {
+	uint64_t submitted;	/* SQEs handed to the kernel, resubmissions included */
+	uint64_t completed;	/* operations finished */
+	uint64_t resubmits;	/* short transfers and -EAGAIN */
+	uint32_t queued;	/* waiting for a device slot */
+	uint32_t inflight;	/* in the kernel */
+	bool fixed_buffers;	/* the region is registered with the ring */
+};
+
+/*
+ * bufs/block_size/nblocks describe the shared region's blocks, registered as
+ * fixed buffers when the kernel allows it.
+ */
+struct aiod_engine *aiod_engine_create(TALLOC_CTX *mem_ctx, struct tevent_context *ev,
+				       uint32_t queue_depth, uint8_t *bufs, uint32_t block_size,
+				       uint32_t nblocks, char *err, size_t errlen);
+
+/*
+ * Queue an operation. fd must stay open until done runs; done never runs
+ * before the call returns. deadline_ns (CLOCK_MONOTONIC) orders waiting
+ * operations. Returns 0 or -ENOMEM.
+ */
+int aiod_engine_read(struct aiod_engine *e, int fd, uint32_t block, uint32_t buf_off, uint32_t len,
+		     uint64_t off, uint64_t deadline_ns, aiod_engine_done_fn done, void *private_data);
+int aiod_engine_write(struct aiod_engine *e, int fd, uint32_t block, uint32_t buf_off, uint32_t len,
+		      uint64_t off, uint64_t deadline_ns, aiod_engine_done_fn done, void *private_data);
+int aiod_engine_fsync(struct aiod_engine *e, int fd, bool datasync, uint64_t deadline_ns,
+		      aiod_engine_done_fn done, void *private_data);
+
+void aiod_engine_get_stats(const struct aiod_engine *e, struct aiod_engine_stats *out);
+
+/* CLOCK_MONOTONIC now, in ns. */
+uint64_t aiod_now_ns(void);
+
+#endif

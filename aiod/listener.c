@@ -1,0 +1,188 @@
+/*
+ * The control socket. aiod runs as root and serves file data, so who may
+ * talk to it is decided here, before anything else: the kernel's SO_PEERCRED
+ * says who connected (root, or a uid/group from aiod.ini), and the socket's
+ * directory is 0700 unless aiod.ini allows others.
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "aiod.h"
+#include "log.h"
+#include "rtio_sock.h"
+
+static bool peer_allowed(const struct aiod_config *cfg, int sock, const struct ucred *cr)
+{
+	gid_t groups[256];
+	socklen_t glen = sizeof(groups);
+
+	if (cr->uid == 0) {
+		return true;
+	}
+	for (unsigned i = 0; i < cfg->n_allow_uids; i++) {
+		if (cfg->allow_uids[i] == cr->uid) {
+			return true;
+		}
+	}
+	if (cfg->n_allow_gids == 0) {
+		return false;
+	}
+	for (unsigned i = 0; i < cfg->n_allow_gids; i++) {
+		if (cfg->allow_gids[i] == cr->gid) {
+			return true;
+		}
+	}
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERGROUPS, groups, &glen) != 0) {
+		return false;
+	}
+	for (unsigned j = 0; j < glen / sizeof(gid_t); j++) {
+		for (unsigned i = 0; i < cfg->n_allow_gids; i++) {
+			if (cfg->allow_gids[i] == groups[j]) {
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+static void listener_accept(struct tevent_context *ev, struct tevent_fd *fde, uint16_t flags,
+			    void *private_data)
+{
+	struct aiod_ctx *ctx = private_data;
+	struct ucred cr;
+	socklen_t crlen = sizeof(cr);
+	int sock;
+
+	(void)ev;
+	(void)fde;
+	(void)flags;
+	sock = accept4(ctx->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (sock < 0) {
+		if (errno != EAGAIN && errno != EINTR) {
+			AIOD_WARN("accept: %s", strerror(errno));
+		}
+		return;
+	}
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) != 0) {
+		AIOD_WARN("SO_PEERCRED: %s; dropping connection", strerror(errno));
+		close(sock);
+		return;
+	}
+	if (!peer_allowed(ctx->cfg, sock, &cr)) {
+		AIOD_WARN("refused client pid %d uid %u gid %u: not root and not in "
+			  "[global] allow_users/allow_groups", (int)cr.pid, (unsigned)cr.uid,
+			  (unsigned)cr.gid);
+		close(sock);
+		return;
+	}
+	if (ctx->nsessions >= ctx->cfg->max_sessions) {
+		AIOD_WARN("refused client pid %d: [global] max_sessions = %u reached", (int)cr.pid,
+			  ctx->cfg->max_sessions);
+		close(sock);
+		return;
+	}
+	if (aiod_session_create(ctx, sock, cr.pid, cr.uid) == NULL) {
+		close(sock);
+	}
+}
+
+/* Make the socket's directory; tighten it when we created it. */
+static int make_socket_dir(const struct aiod_config *cfg, char *err, size_t errlen)
+{
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	bool others = cfg->n_allow_uids > 0 || cfg->n_allow_gids > 0;
+	mode_t mode = others ? 0711 : 0700;
+	struct stat st;
+	char *dir;
+
+	snprintf(path, sizeof(path), "%s", cfg->socket_path);
+	dir = dirname(path);
+	if (stat(dir, &st) != 0) {
+		if (errno != ENOENT || mkdir(dir, mode) != 0) {
+			snprintf(err, errlen, "socket directory %s: %s", dir, strerror(errno));
+			return -errno;
+		}
+		return 0;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "socket directory %s is not a directory", dir);
+		return -ENOTDIR;
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & 0022) != 0) {
+		AIOD_WARN("socket directory %s is writable by others or not ours: "
+			  "a local user could replace the socket", dir);
+	}
+	return 0;
+}
+
+int aiod_listener_start(struct aiod_ctx *ctx, char *err, size_t errlen)
+{
+	const char *path = ctx->cfg->socket_path;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	bool others = ctx->cfg->n_allow_uids > 0 || ctx->cfg->n_allow_gids > 0;
+	int fd, ret;
+
+	ret = make_socket_dir(ctx->cfg, err, errlen);
+	if (ret != 0) {
+		return ret;
+	}
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "[global] socket_path '%s' is too long", path);
+		return -ENAMETOOLONG;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	/* A live aiod answers on the path: never steal its socket. */
+	fd = rtio_sock_connect(path, 1000);
+	if (fd >= 0) {
+		close(fd);
+		snprintf(err, errlen, "another aiod is already serving %s", path);
+		return -EADDRINUSE;
+	}
+	if (unlink(path) != 0 && errno != ENOENT) {
+		snprintf(err, errlen, "removing stale socket %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		return -errno;
+	}
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+	    chmod(path, others ? 0666 : 0600) != 0 || listen(fd, 128) != 0) {
+		ret = -errno;
+		snprintf(err, errlen, "listening on %s: %s", path, strerror(errno));
+		close(fd);
+		return ret;
+	}
+	ctx->listen_fd = fd;
+	ctx->listen_fde = tevent_add_fd(ctx->ev, ctx, fd, TEVENT_FD_READ, listener_accept, ctx);
+	if (ctx->listen_fde == NULL) {
+		snprintf(err, errlen, "out of memory");
+		close(fd);
+		ctx->listen_fd = -1;
+		return -ENOMEM;
+	}
+	AIOD_NOTICE("listening on %s", path);
+	return 0;
+}
+
+void aiod_listener_stop(struct aiod_ctx *ctx)
+{
+	TALLOC_FREE(ctx->listen_fde);
+	if (ctx->listen_fd >= 0) {
+		close(ctx->listen_fd);
+		ctx->listen_fd = -1;
+		if (unlink(ctx->cfg->socket_path) != 0 && errno != ENOENT) {
+			AIOD_WARN("removing %s: %s", ctx->cfg->socket_path, strerror(errno));
+		}
+	}
+}

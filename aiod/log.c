@@ -1,0 +1,77 @@
+/*
+ * aiod logging. The log state is process-wide by nature (like syslog
+ * itself), so it is the one piece of static state in aiod.
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <syslog.h>
+#include <time.h>
+
+#include "log.h"
+
+static struct {
+	bool foreground;
+	int level;
+} aiod_log_state = { true, AIOD_LOG_NOTICE };
+
+static const char *const level_names[] = { "ERR", "WARN", "NOTICE", "INFO", "DEBUG" };
+static const int syslog_prio[] = { LOG_ERR, LOG_WARNING, LOG_NOTICE, LOG_INFO, LOG_DEBUG };
+
+void aiod_log_open(bool foreground, int level)
+{
+	aiod_log_state.foreground = foreground;
+	aiod_log_set_level(level);
+	if (!foreground) {
+		openlog("aiod", LOG_PID | LOG_NDELAY, LOG_DAEMON);
+	}
+}
+
+void aiod_log_set_level(int level)
+{
+	if (level < AIOD_LOG_ERR) {
+		level = AIOD_LOG_ERR;
+	}
+	if (level > AIOD_LOG_DEBUG) {
+		level = AIOD_LOG_DEBUG;
+	}
+	aiod_log_state.level = level;
+}
+
+bool aiod_log_enabled(int level)
+{
+	return level <= aiod_log_state.level;
+}
+
+void aiod_log_msg(int level, const char *func, int line, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (level < 0 || level > AIOD_LOG_DEBUG) {
+		level = AIOD_LOG_DEBUG;
+	}
+	if (aiod_log_state.foreground) {
+		struct timespec ts;
+		struct tm tm;
+		char when[32];
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		localtime_r(&ts.tv_sec, &tm);
+		strftime(when, sizeof(when), "%H:%M:%S", &tm);
+		if (aiod_log_state.level >= AIOD_LOG_DEBUG) {
+			fprintf(stderr, "%s.%03ld aiod[%s] %s:%d: %s\n", when, ts.tv_nsec / 1000000,
+				level_names[level], func, line, msg);
+		} else {
+			fprintf(stderr, "%s.%03ld aiod[%s] %s\n", when, ts.tv_nsec / 1000000,
+				level_names[level], msg);
+		}
+	} else {
+		syslog(syslog_prio[level], "%s", msg);
+	}
+}

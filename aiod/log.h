@@ -1,0 +1,44 @@
+/*
+ * aiod logging: stderr in the foreground, syslog as a daemon.
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef AIOD_LOG_H
+#define AIOD_LOG_H
+
+#include <stdbool.h>
+
+enum aiod_log_level {
+	AIOD_LOG_ERR = 0,
+	AIOD_LOG_WARN = 1,
+	AIOD_LOG_NOTICE = 2,
+	AIOD_LOG_INFO = 3,
+	AIOD_LOG_DEBUG = 4,
+};
+
+void aiod_log_open(bool foreground, int level);
+void aiod_log_set_level(int level);
+bool aiod_log_enabled(int level);
+void aiod_log_msg(int level, const char *func, int line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+#define aiod_log(level, ...) \
+	do { \
+		if (aiod_log_enabled(level)) \
+			aiod_log_msg(level, __func__, __LINE__, __VA_ARGS__); \
+	} while (0)
+#define AIOD_ERR(...)    aiod_log(AIOD_LOG_ERR, __VA_ARGS__)
+#define AIOD_WARN(...)   aiod_log(AIOD_LOG_WARN, __VA_ARGS__)
+#define AIOD_NOTICE(...) aiod_log(AIOD_LOG_NOTICE, __VA_ARGS__)
+#define AIOD_INFO(...)   aiod_log(AIOD_LOG_INFO, __VA_ARGS__)
+#define AIOD_DEBUG(...)  aiod_log(AIOD_LOG_DEBUG, __VA_ARGS__)
+
+/* Per-session variants: prefix with the session id and smbd pid. */
+#define SESS_LOG(level, s, fmt, ...) \
+	aiod_log(level, "session %u (pid %d): " fmt, aiod_session_id(s), (int)aiod_session_pid(s), ##__VA_ARGS__)
+#define SESS_WARN(s, ...)  SESS_LOG(AIOD_LOG_WARN, s, __VA_ARGS__)
+#define SESS_INFO(s, ...)  SESS_LOG(AIOD_LOG_INFO, s, __VA_ARGS__)
+#define SESS_DEBUG(s, ...) SESS_LOG(AIOD_LOG_DEBUG, s, __VA_ARGS__)
+
+#endif

@@ -1,0 +1,260 @@
+/*
+ * aiod: the rtio surrogate I/O daemon. Start-up, signals and the event loop.
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "aiod.h"
+#include "log.h"
+
+#define AIOD_VERSION "0.1.0"
+#define AIOD_DEFAULT_CONFIG "/etc/aiod/aiod.ini"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: aiod [-c FILE] [-F] [-d LEVEL]\n"
+		"       aiod --print-defaults | --check-config [-c FILE] | --version | --help\n"
+		"\n"
+		"The rtio I/O daemon: serves smbd's vfs_rtio module from a shared, locked\n"
+		"buffer cache with deadline-ordered io_uring I/O.\n"
+		"\n"
+		"  -c, --config FILE     configuration (default " AIOD_DEFAULT_CONFIG ")\n"
+		"  -F, --foreground      stay in the foreground, log to stderr\n"
+		"  -d, --debug LEVEL     log level 0..4 (overrides [global] log_level)\n"
+		"      --check-config    validate the configuration and exit\n"
+		"      --print-defaults  print every key with its default (a sample aiod.ini)\n"
+		"  -V, --version         print the version\n"
+		"  -h, --help            this text\n");
+}
+
+static void on_signal(struct tevent_context *ev, struct tevent_signal *se, int signum, int count,
+		      void *siginfo, void *private_data)
+{
+	struct aiod_ctx *ctx = private_data;
+
+	(void)ev;
+	(void)se;
+	(void)count;
+	(void)siginfo;
+	if (signum == SIGHUP) {
+		struct aiod_config *next;
+		char err[512];
+		unsigned restart;
+
+		if (aiod_config_load(ctx, ctx->config_path, &next, err, sizeof(err)) != 0) {
+			AIOD_ERR("reload refused, keeping the running configuration: %s", err);
+			return;
+		}
+		restart = aiod_config_reload(ctx->cfg, next);
+		talloc_free(next);
+		AIOD_NOTICE("configuration reloaded from %s%s", ctx->config_path,
+			    restart ? " (some changes need a restart, see above)" : "");
+		return;
+	}
+	AIOD_NOTICE("%s: shutting down", strsignal(signum));
+	ctx->stopping = true;
+}
+
+/*
+ * Each session's queues count against RLIMIT_MSGQUEUE of aiod's user and
+ * their depth against fs.mqueue.msg_max, unless aiod has CAP_SYS_RESOURCE
+ * (systemd gives it: see conf/aiod.service). Find out what we may use.
+ */
+static void mq_limits(struct aiod_ctx *ctx)
+{
+	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+	unsigned long msg_max = 10;
+	FILE *f;
+
+	if (setrlimit(RLIMIT_MSGQUEUE, &rl) == 0) {
+		ctx->mq_msg_max = 0;	/* privileged: the sysctl does not bind us */
+		return;
+	}
+	f = fopen("/proc/sys/fs/mqueue/msg_max", "r");
+	if (f != NULL) {
+		if (fscanf(f, "%lu", &msg_max) != 1) {
+			msg_max = 10;
+		}
+		fclose(f);
+	}
+	ctx->mq_msg_max = (uint32_t)msg_max;
+	if (getrlimit(RLIMIT_MSGQUEUE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+		unsigned long per_session = 2 * (msg_max + 4) * (RTIO_MQ_MSGSIZE + 64);
+		AIOD_NOTICE("no CAP_SYS_RESOURCE: sessions limited to %lu requests in flight "
+			    "(fs.mqueue.msg_max) and about %lu sessions (RLIMIT_MSGQUEUE %lu bytes)",
+			    msg_max < ctx->cfg->session_inflight ? msg_max
+								 : (unsigned long)ctx->cfg->session_inflight,
+			    (unsigned long)rl.rlim_cur / per_session, (unsigned long)rl.rlim_cur);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "foreground", no_argument, NULL, 'F' },
+		{ "debug", required_argument, NULL, 'd' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "check-config", no_argument, NULL, 1 },
+		{ "print-defaults", no_argument, NULL, 2 },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *config_path = AIOD_DEFAULT_CONFIG;
+	bool foreground = false, check_only = false;
+	int debug = -1;
+	struct aiod_ctx *ctx;
+	char err[512];
+	int c, ret;
+
+	while ((c = getopt_long(argc, argv, "c:Fd:Vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			config_path = optarg;
+			break;
+		case 'F':
+			foreground = true;
+			break;
+		case 'd': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end != '\0' || v < 0 || v > 4) {
+				fprintf(stderr, "aiod: -d: log level must be 0..4, not '%s'\n", optarg);
+				return 2;
+			}
+			debug = (int)v;
+			break;
+		}
+		case 'V':
+			printf("aiod %s (rtio protocol %d)\n", AIOD_VERSION, RTIO_PROTO_VERSION);
+			return 0;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 1:
+			check_only = true;
+			break;
+		case 2:
+			aiod_config_print_defaults(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "aiod: unexpected argument '%s'\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+
+	ctx = talloc_zero(NULL, struct aiod_ctx);
+	if (ctx == NULL) {
+		fprintf(stderr, "aiod: out of memory\n");
+		return 1;
+	}
+	ctx->listen_fd = -1;
+	ctx->region.fd = -1;
+	ctx->config_path = config_path;
+	ret = aiod_config_load(ctx, config_path, &ctx->cfg, err, sizeof(err));
+	if (ret != 0) {
+		fprintf(stderr, "aiod: %s\n", err);
+		talloc_free(ctx);
+		return 1;
+	}
+	if (check_only) {
+		printf("%s: ok\n", config_path);
+		talloc_free(ctx);
+		return 0;
+	}
+	if (debug >= 0) {
+		ctx->cfg->log_level = debug;
+	}
+	if (!foreground && daemon(0, 0) != 0) {
+		fprintf(stderr, "aiod: daemon: %s\n", strerror(errno));
+		talloc_free(ctx);
+		return 1;
+	}
+	aiod_log_open(foreground, ctx->cfg->log_level);
+	mq_limits(ctx);
+
+	ctx->ev = tevent_context_init(ctx);
+	if (ctx->ev == NULL || aiod_files_init(ctx) != 0) {
+		AIOD_ERR("out of memory");
+		talloc_free(ctx);
+		return 1;
+	}
+	if (aiod_region_create(ctx, err, sizeof(err)) != 0) {
+		AIOD_ERR("%s", err);
+		talloc_free(ctx);
+		return 1;
+	}
+	ctx->cache = aiod_cache_create(ctx, ctx->region.blocks, ctx->region.block_size,
+				       ctx->region.nblocks);
+	ctx->engine = ctx->cache == NULL ? NULL :
+		      aiod_engine_create(ctx, ctx->ev, ctx->cfg->queue_depth, ctx->region.blocks,
+					 ctx->region.block_size, ctx->region.nblocks, err,
+					 sizeof(err));
+	if (ctx->engine == NULL) {
+		AIOD_ERR("%s", ctx->cache == NULL ? "out of memory" : err);
+		aiod_region_destroy(&ctx->region);
+		talloc_free(ctx);
+		return 1;
+	}
+	if (tevent_add_signal(ctx->ev, ctx, SIGTERM, 0, on_signal, ctx) == NULL ||
+	    tevent_add_signal(ctx->ev, ctx, SIGINT, 0, on_signal, ctx) == NULL ||
+	    tevent_add_signal(ctx->ev, ctx, SIGHUP, 0, on_signal, ctx) == NULL) {
+		AIOD_ERR("cannot install signal handlers");
+		aiod_region_destroy(&ctx->region);
+		talloc_free(ctx);
+		return 1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	if (aiod_listener_start(ctx, err, sizeof(err)) != 0) {
+		AIOD_ERR("%s", err);
+		aiod_region_destroy(&ctx->region);
+		talloc_free(ctx);
+		return 1;
+	}
+	AIOD_NOTICE("aiod %s ready (pid %d, config %s, queue depth %u, max I/O %u KiB)",
+		    AIOD_VERSION, (int)getpid(), config_path, ctx->cfg->queue_depth,
+		    ctx->cfg->max_io >> 10);
+
+	while (!ctx->stopping) {
+		if (tevent_loop_once(ctx->ev) != 0) {
+			AIOD_ERR("event loop failed: %s", strerror(errno));
+			break;
+		}
+	}
+
+	aiod_listener_stop(ctx);
+	while (ctx->sessions != NULL) {
+		aiod_session_destroy(ctx->sessions, "aiod shutting down");
+	}
+	/* Let the engine finish what the kernel already has, so no write is cut in half. */
+	for (int i = 0; i < 1000; i++) {
+		struct aiod_engine_stats es;
+		aiod_engine_get_stats(ctx->engine, &es);
+		if (es.inflight == 0 && es.queued == 0) {
+			break;
+		}
+		if (tevent_loop_once(ctx->ev) != 0) {
+			break;
+		}
+	}
+	TALLOC_FREE(ctx->engine);
+	aiod_region_destroy(&ctx->region);
+	AIOD_NOTICE("stopped");
+	talloc_free(ctx);
+	return 0;
+}

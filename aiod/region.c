@@ -1,0 +1,92 @@
+/*
+ * The shared buffer region: an anonymous memfd (no name any other process
+ * could open), mapped shared, pre-faulted and locked so a cache hit never
+ * waits for a page fault or swap (paper 3.1.3.2.1). Clients receive the
+ * descriptor over the control socket.
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "aiod.h"
+#include "log.h"
+#include "rtio_shm.h"
+
+int aiod_region_create(struct aiod_ctx *ctx, char *err, size_t errlen)
+{
+	struct aiod_region *r = &ctx->region;
+	struct rtio_shm_header *h;
+	uint32_t nblocks = (uint32_t)(ctx->cfg->cache_size / ctx->cfg->block_size);
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+	r->block_size = ctx->cfg->block_size;
+	r->nblocks = nblocks;
+	r->size = rtio_shm_region_size(r->block_size, nblocks);
+	r->fd = memfd_create("rtio-cache", MFD_CLOEXEC);
+	if (r->fd < 0) {
+		snprintf(err, errlen, "memfd_create: %s", strerror(errno));
+		return -errno;
+	}
+	if (ftruncate(r->fd, (off_t)r->size) != 0) {
+		ret = -errno;
+		snprintf(err, errlen, "sizing the %llu byte cache region: %s",
+			 (unsigned long long)r->size, strerror(errno));
+		aiod_region_destroy(r);
+		return ret;
+	}
+	r->base = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, r->fd, 0);
+	if (r->base == MAP_FAILED) {
+		ret = -errno;
+		r->base = NULL;
+		snprintf(err, errlen, "mapping the cache region: %s", strerror(errno));
+		aiod_region_destroy(r);
+		return ret;
+	}
+	if (ctx->cfg->mlock) {
+		if (mlock(r->base, r->size) != 0) {
+			ret = -errno;
+			snprintf(err, errlen,
+				 "locking the %llu MiB cache in memory: %s (raise RLIMIT_MEMLOCK / "
+				 "LimitMEMLOCK=, lower [cache] size, or set [cache] mlock = no)",
+				 (unsigned long long)(r->size >> 20), strerror(errno));
+			aiod_region_destroy(r);
+			return ret;
+		}
+		r->locked = true;
+	}
+	/* Touch every page so the memory is really there before the first client. */
+	for (uint64_t off = 0; off < r->size; off += 4096) {
+		r->base[off] = 0;
+	}
+	h = (struct rtio_shm_header *)r->base;
+	h->magic = RTIO_SHM_MAGIC;
+	h->version = RTIO_SHM_VERSION;
+	h->size = r->size;
+	h->block_size = r->block_size;
+	h->nblocks = nblocks;
+	h->data_off = RTIO_SHM_DATA_OFF;
+	h->aiod_pid = (uint64_t)getpid();
+	r->blocks = r->base + RTIO_SHM_DATA_OFF;
+	AIOD_NOTICE("cache: %u blocks of %u KiB (%llu MiB)%s", nblocks, r->block_size >> 10,
+		    (unsigned long long)(r->size >> 20), r->locked ? ", locked in memory" : "");
+	return 0;
+}
+
+void aiod_region_destroy(struct aiod_region *r)
+{
+	if (r->base != NULL) {
+		munmap(r->base, r->size);
+		r->base = NULL;
+	}
+	if (r->fd >= 0) {
+		close(r->fd);
+		r->fd = -1;
+	}
+}

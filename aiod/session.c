@@ -1,0 +1,495 @@
+/*
+ * Sessions: one per client process (smbd). A session owns its control
+ * socket, its request/reply message queues, a pidfd on the client and the
+ * leases (pinned blocks) it holds. When the client dies we learn it at once
+ * from the pidfd or the socket, not by polling (the paper polled), and give
+ * everything back.
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <mqueue.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "aiod.h"
+#include "log.h"
+#include "rtio_shm.h"
+#include "rtio_sock.h"
+
+struct aiod_session {
+	struct aiod_session *prev, *next;
+	struct aiod_ctx *ctx;
+	uint32_t id;
+	pid_t pid;
+	uid_t uid;
+	char client[32];
+	bool connected;		/* CONNECT done: queues exist */
+	bool dying;
+	int sock;
+	struct tevent_fd *sock_fde;
+	mqd_t reqq, repq;
+	struct tevent_fd *reqq_fde;
+	int pidfd;
+	struct tevent_fd *pidfd_fde;
+	struct tevent_timer *handshake_timer;
+	struct aiod_open *opens;
+	uint64_t next_file_id;
+	struct aiod_lease *leases;
+	uint32_t nleases;
+	struct aiod_req *reqs;	/* data requests in flight, see dataplane.c */
+	uint64_t protocol_errors;
+};
+
+uint32_t aiod_session_id(const struct aiod_session *s)
+{
+	return s->id;
+}
+
+pid_t aiod_session_pid(const struct aiod_session *s)
+{
+	return s->pid;
+}
+
+struct aiod_open **aiod_session_opens(struct aiod_session *s)
+{
+	return &s->opens;
+}
+
+uint64_t aiod_session_next_file_id(struct aiod_session *s)
+{
+	return ++s->next_file_id;
+}
+
+/* ---- leases ---- */
+
+struct aiod_lease *aiod_lease_new(struct aiod_session *s)
+{
+	for (uint32_t i = 0; i < s->nleases; i++) {
+		struct aiod_lease *l = &s->leases[i];
+		if (l->token == 0) {
+			uint64_t gen = ++s->ctx->next_token_gen;
+			memset(l, 0, sizeof(*l));
+			l->token = (gen << 16) | i;
+			return l;
+		}
+	}
+	return NULL;
+}
+
+struct aiod_lease *aiod_lease_find(struct aiod_session *s, uint64_t token)
+{
+	uint32_t i = (uint32_t)(token & 0xffff);
+
+	if (token == 0 || i >= s->nleases || s->leases[i].token != token) {
+		return NULL;
+	}
+	return &s->leases[i];
+}
+
+void aiod_lease_release(struct aiod_ctx *ctx, struct aiod_lease *l)
+{
+	for (uint32_t i = 0; i < l->nblocks; i++) {
+		aiod_cache_unref(ctx->cache, l->blocks[i]);
+	}
+	if (l->open != NULL) {
+		aiod_open_idle(ctx, l->open);
+	}
+	memset(l, 0, sizeof(*l));
+	aiod_data_retry_blocked(ctx);
+}
+
+/* ---- teardown ---- */
+
+static int session_destructor(struct aiod_session *s)
+{
+	struct aiod_ctx *ctx = s->ctx;
+
+	/* Requests still in the engine finish on their own but reply to nobody. */
+	while (s->reqs != NULL) {
+		struct aiod_req *r = s->reqs;
+		aiod_session_req_remove(s, r);
+		aiod_req_orphan(r);
+	}
+	for (uint32_t i = 0; i < s->nleases; i++) {
+		if (s->leases[i].token != 0) {
+			aiod_lease_release(ctx, &s->leases[i]);
+		}
+	}
+	while (s->opens != NULL) {
+		aiod_open_close(ctx, s, s->opens);
+	}
+	TALLOC_FREE(s->sock_fde);
+	TALLOC_FREE(s->reqq_fde);
+	TALLOC_FREE(s->pidfd_fde);
+	if (s->sock >= 0) {
+		close(s->sock);
+	}
+	if (s->reqq != (mqd_t)-1) {
+		mq_close(s->reqq);
+	}
+	if (s->repq != (mqd_t)-1) {
+		mq_close(s->repq);
+	}
+	if (s->pidfd >= 0) {
+		close(s->pidfd);
+	}
+	if (s->prev != NULL) {
+		s->prev->next = s->next;
+	} else {
+		ctx->sessions = s->next;
+	}
+	if (s->next != NULL) {
+		s->next->prev = s->prev;
+	}
+	ctx->nsessions--;
+	return 0;
+}
+
+void aiod_session_destroy(struct aiod_session *s, const char *why)
+{
+	if (s->dying) {
+		return;
+	}
+	s->dying = true;
+	SESS_INFO(s, "closed: %s", why);
+	talloc_free(s);
+}
+
+/* ---- requests in flight ---- */
+
+void aiod_session_req_add(struct aiod_session *s, struct aiod_req *r)
+{
+	struct aiod_req_link *l = (struct aiod_req_link *)r;
+
+	l->prev = NULL;
+	l->next = s->reqs;
+	if (s->reqs != NULL) {
+		((struct aiod_req_link *)s->reqs)->prev = r;
+	}
+	s->reqs = r;
+}
+
+void aiod_session_req_remove(struct aiod_session *s, struct aiod_req *r)
+{
+	struct aiod_req_link *l = (struct aiod_req_link *)r;
+
+	if (l->prev != NULL) {
+		((struct aiod_req_link *)l->prev)->next = l->next;
+	} else if (s->reqs == r) {
+		s->reqs = l->next;
+	}
+	if (l->next != NULL) {
+		((struct aiod_req_link *)l->next)->prev = l->prev;
+	}
+	l->prev = l->next = NULL;
+}
+
+/* ---- replies ---- */
+
+int aiod_session_reply(struct aiod_session *s, const void *msg, size_t len)
+{
+	if (s->dying || !s->connected) {
+		return -ENOTCONN;
+	}
+	if (mq_send(s->repq, msg, len, 0) != 0) {
+		int err = errno;
+		/* The client never has more requests out than the queue holds: it broke the rules. */
+		aiod_session_destroy(s, err == EAGAIN ? "reply queue full (client exceeded "
+							"session_inflight)"
+						      : "reply queue failed");
+		return -err;
+	}
+	return 0;
+}
+
+/* ---- events ---- */
+
+static void session_pidfd_ready(struct tevent_context *ev, struct tevent_fd *fde, uint16_t flags,
+				void *private_data)
+{
+	(void)ev;
+	(void)fde;
+	(void)flags;
+	aiod_session_destroy(private_data, "client process exited");
+}
+
+static void session_reqq_ready(struct tevent_context *ev, struct tevent_fd *fde, uint16_t flags,
+			       void *private_data)
+{
+	struct aiod_session *s = private_data;
+	union rtio_msg m;
+	unsigned budget = 256;	/* do not starve other sessions */
+
+	(void)ev;
+	(void)fde;
+	(void)flags;
+	while (budget-- > 0 && !s->dying) {
+		ssize_t n = mq_receive(s->reqq, (char *)&m, sizeof(m), NULL);
+
+		if (n < 0) {
+			if (errno == EINTR) {
+				continue;
+			}
+			if (errno != EAGAIN) {
+				aiod_session_destroy(s, "request queue failed");
+			}
+			return;
+		}
+		aiod_data_handle(s->ctx, s, &m, (size_t)n);
+	}
+}
+
+/*
+ * Requests one session may have outstanding: the configured value, cut to what
+ * the kernel lets us put in a queue (fs.mqueue.msg_max, unless aiod may
+ * exceed it with CAP_SYS_RESOURCE).
+ */
+static uint32_t session_depth(const struct aiod_ctx *ctx)
+{
+	uint32_t d = ctx->cfg->session_inflight;
+
+	if (ctx->mq_msg_max > 0 && d > ctx->mq_msg_max) {
+		d = ctx->mq_msg_max;
+	}
+	return d;
+}
+
+/* Create the queue pair; return the client's ends in fds[0..1]. */
+static int session_make_queues(struct aiod_session *s, int fds[2])
+{
+	uint32_t depth = session_depth(s->ctx);
+	/* Room for the READ1s that follow replies; a full queue only makes the client wait. */
+	uint32_t req_depth = depth + 4;
+	struct mq_attr req_attr, rep_attr;
+	char req_name[64], rep_name[64];
+	uint64_t rnd = 0;
+	int ret = 0;
+
+	if (s->ctx->mq_msg_max > 0 && req_depth > s->ctx->mq_msg_max) {
+		req_depth = s->ctx->mq_msg_max;
+	}
+	memset(&req_attr, 0, sizeof(req_attr));
+	memset(&rep_attr, 0, sizeof(rep_attr));
+	req_attr.mq_maxmsg = req_depth;
+	req_attr.mq_msgsize = RTIO_MQ_MSGSIZE;
+	rep_attr.mq_maxmsg = depth;
+	rep_attr.mq_msgsize = RTIO_MQ_MSGSIZE;
+
+	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd)) {
+		rnd = aiod_now_ns();
+	}
+	snprintf(req_name, sizeof(req_name), "/rtio.%d.%u.%016llx.req", (int)getpid(), s->id,
+		 (unsigned long long)rnd);
+	snprintf(rep_name, sizeof(rep_name), "/rtio.%d.%u.%016llx.rep", (int)getpid(), s->id,
+		 (unsigned long long)rnd);
+	fds[0] = fds[1] = -1;
+	s->reqq = mq_open(req_name, O_CREAT | O_EXCL | O_RDONLY | O_NONBLOCK, 0600, &req_attr);
+	if (s->reqq == (mqd_t)-1) {
+		ret = -errno;
+		SESS_WARN(s, "creating request queue: %s", strerror(errno));
+		return ret;
+	}
+	s->repq = mq_open(rep_name, O_CREAT | O_EXCL | O_WRONLY | O_NONBLOCK, 0600, &rep_attr);
+	if (s->repq == (mqd_t)-1) {
+		ret = -errno;
+		SESS_WARN(s, "creating reply queue: %s", strerror(errno));
+		goto out;
+	}
+	fds[0] = mq_open(req_name, O_WRONLY);
+	fds[1] = mq_open(rep_name, O_RDONLY | O_NONBLOCK);
+	if (fds[0] < 0 || fds[1] < 0) {
+		ret = -errno;
+		SESS_WARN(s, "opening client ends of the queues: %s", strerror(errno));
+	}
+out:
+	/* Names go right away: only descriptors passed over the socket reach the queues. */
+	(void)mq_unlink(req_name);
+	(void)mq_unlink(rep_name);
+	if (ret != 0) {
+		if (fds[0] >= 0) {
+			close(fds[0]);
+		}
+		if (fds[1] >= 0) {
+			close(fds[1]);
+		}
+		fds[0] = fds[1] = -1;
+	}
+	return ret;
+}
+
+static void session_connect(struct aiod_session *s, const struct rtio_connect_req *req)
+{
+	struct aiod_ctx *ctx = s->ctx;
+	const struct aiod_config *cfg = ctx->cfg;
+	struct rtio_connect_rep rep;
+	int fds[3];
+	int ret;
+
+	memset(&rep, 0, sizeof(rep));
+	rtio_hdr_init(&rep.hdr, RTIO_OP_CONNECT, sizeof(rep), req->hdr.req_id);
+	rep.hdr.flags = RTIO_F_REPLY;
+	memcpy(s->client, req->client, sizeof(s->client) - 1);
+	if ((pid_t)req->pid != s->pid) {
+		/* SO_PEERCRED is the truth; a different claim is only worth a note. */
+		SESS_WARN(s, "CONNECT claims pid %u", req->pid);
+	}
+	ret = session_make_queues(s, fds);
+	if (ret != 0) {
+		rep.hdr.result = ret;
+		(void)rtio_sock_send(s->sock, &rep, sizeof(rep), NULL, 0);
+		aiod_session_destroy(s, "could not create its queues");
+		return;
+	}
+	s->reqq_fde = tevent_add_fd(ctx->ev, s, (int)s->reqq, TEVENT_FD_READ, session_reqq_ready, s);
+	s->nleases = 2 * session_depth(ctx);
+	s->leases = talloc_zero_array(s, struct aiod_lease, s->nleases);
+	if (s->reqq_fde == NULL || s->leases == NULL) {
+		close(fds[0]);
+		close(fds[1]);
+		rep.hdr.result = -ENOMEM;
+		(void)rtio_sock_send(s->sock, &rep, sizeof(rep), NULL, 0);
+		aiod_session_destroy(s, "out of memory");
+		return;
+	}
+	fds[2] = ctx->region.fd;
+	rep.session_id = s->id;
+	rep.features = req->features & RTIO_FEAT_ALL;
+	rep.shm_size = ctx->region.size;
+	rep.block_size = ctx->region.block_size;
+	rep.max_inflight = session_depth(ctx);
+	rep.max_io = cfg->max_io;
+	ret = rtio_sock_send(s->sock, &rep, sizeof(rep), fds, 3);
+	close(fds[0]);
+	close(fds[1]);
+	if (ret != 0) {
+		aiod_session_destroy(s, "CONNECT reply failed");
+		return;
+	}
+	s->connected = true;
+	TALLOC_FREE(s->handshake_timer);
+	ctx->st.sessions_total++;
+	SESS_INFO(s, "connected (%s, uid %u)", s->client, (unsigned)s->uid);
+}
+
+static void session_protocol_error(struct aiod_session *s, const char *what, int err)
+{
+	s->ctx->st.protocol_errors++;
+	if (s->protocol_errors++ < 5) {
+		SESS_WARN(s, "%s: %s", what, strerror(-err));
+	}
+}
+
+static void session_sock_ready(struct tevent_context *ev, struct tevent_fd *fde, uint16_t flags,
+			       void *private_data)
+{
+	struct aiod_session *s = private_data;
+	union rtio_msg m;
+	int fds[RTIO_SOCK_MAX_FDS];
+	unsigned nfds = RTIO_SOCK_MAX_FDS;
+	ssize_t n;
+	int ret;
+
+	(void)ev;
+	(void)fde;
+	(void)flags;
+	n = rtio_sock_recv(s->sock, &m, sizeof(m), fds, &nfds, 0);
+	if (n == -ETIMEDOUT || n == -EAGAIN) {
+		return;
+	}
+	if (n == 0) {
+		aiod_session_destroy(s, "client closed the connection");
+		return;
+	}
+	if (n < 0) {
+		session_protocol_error(s, "control message", (int)n);
+		aiod_session_destroy(s, "unreadable control message");
+		return;
+	}
+	ret = rtio_msg_verify(&m, (size_t)n, 0);
+	if (ret != 0 || (!s->connected) != (m.hdr.opcode == RTIO_OP_CONNECT)) {
+		for (unsigned i = 0; i < nfds; i++) {
+			close(fds[i]);
+		}
+		session_protocol_error(s, s->connected ? "bad control message" : "expected CONNECT",
+				       ret != 0 ? ret : -EPROTO);
+		/* The control channel is strict: a client that breaks it goes. */
+		aiod_session_destroy(s, "protocol error on the control socket");
+		return;
+	}
+	if (m.hdr.opcode == RTIO_OP_CONNECT) {
+		for (unsigned i = 0; i < nfds; i++) {
+			close(fds[i]);
+		}
+		session_connect(s, &m.connect_req);
+		return;
+	}
+	aiod_control_handle(s->ctx, s, &m, (size_t)n, fds, nfds);
+}
+
+static void session_handshake_timeout(struct tevent_context *ev, struct tevent_timer *te,
+				      struct timeval now, void *private_data)
+{
+	struct aiod_session *s = private_data;
+
+	(void)ev;
+	(void)te;
+	(void)now;
+	s->handshake_timer = NULL;
+	aiod_session_destroy(s, "no CONNECT within 5 seconds");
+}
+
+int aiod_session_control_reply(struct aiod_session *s, const void *msg, size_t len)
+{
+	int ret = rtio_sock_send(s->sock, msg, len, NULL, 0);
+
+	if (ret != 0) {
+		aiod_session_destroy(s, "control reply failed");
+	}
+	return ret;
+}
+
+struct aiod_session *aiod_session_create(struct aiod_ctx *ctx, int sock, pid_t pid, uid_t uid)
+{
+	struct aiod_session *s = talloc_zero(ctx, struct aiod_session);
+
+	if (s == NULL) {
+		return NULL;
+	}
+	s->ctx = ctx;
+	s->id = ++ctx->next_session_id;
+	s->pid = pid;
+	s->uid = uid;
+	s->sock = -1;
+	s->reqq = s->repq = (mqd_t)-1;
+	s->pidfd = -1;
+	s->next = ctx->sessions;
+	if (ctx->sessions != NULL) {
+		ctx->sessions->prev = s;
+	}
+	ctx->sessions = s;
+	ctx->nsessions++;
+	talloc_set_destructor(s, session_destructor);
+	s->sock = sock;
+	s->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (s->pidfd < 0) {
+		SESS_WARN(s, "pidfd_open: %s; relying on the socket to see it go", strerror(errno));
+	} else {
+		s->pidfd_fde = tevent_add_fd(ctx->ev, s, s->pidfd, TEVENT_FD_READ,
+					     session_pidfd_ready, s);
+	}
+	s->sock_fde = tevent_add_fd(ctx->ev, s, sock, TEVENT_FD_READ, session_sock_ready, s);
+	s->handshake_timer = tevent_add_timer(ctx->ev, s, tevent_timeval_current_ofs(5, 0),
+					      session_handshake_timeout, s);
+	if (s->sock_fde == NULL || s->handshake_timer == NULL) {
+		s->sock = -1;	/* the caller closes it */
+		talloc_free(s);
+		return NULL;
+	}
+	return s;
+}

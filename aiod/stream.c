@@ -1,0 +1,98 @@
+/*
+ * Stream classes, the I/O pattern analyzer and deadlines (paper 3.1.3.2.6).
+ *
+ * A file whose share-relative name matches a [stream.NAME] class is played
+ * at that class's bitrate: its reads are due when playback reaches them, so
+ * read-ahead blocks get deadlines spread along the playback timeline and the
+ * engine serves them earliest-deadline-first. Other files are best effort:
+ * sequential readers still get read-ahead, due best_effort_deadline_ms after
+ * they were asked for, so streams due sooner go first but nobody starves.
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <fnmatch.h>
+#include <string.h>
+
+#include "aiod.h"
+#include "log.h"
+
+void aiod_stream_classify(struct aiod_ctx *ctx, struct aiod_open *o)
+{
+	const char *base = strrchr(o->name, '/');
+
+	base = base != NULL ? base + 1 : o->name;
+	for (unsigned i = 0; i < ctx->cfg->n_classes; i++) {
+		const struct aiod_stream_class *sc = &ctx->cfg->classes[i];
+
+		if (fnmatch(sc->match, o->name, 0) == 0 || fnmatch(sc->match, base, 0) == 0) {
+			o->file->sclass = sc;
+			o->file->rate_bps = sc->bitrate;
+			AIOD_INFO("%s: stream class %s, %llu bit/s", o->name, sc->name,
+				  (unsigned long long)sc->bitrate);
+			return;
+		}
+	}
+}
+
+/* Blocks of read-ahead that cover the class's prebuffer window, at least one. */
+static uint32_t stream_window_blocks(const struct aiod_ctx *ctx, const struct aiod_stream_class *sc)
+{
+	uint64_t bytes = sc->bitrate / 8 * (sc->prebuffer_ms + 1000) / 1000;
+	uint64_t blocks = (bytes + ctx->cache->block_size - 1) / ctx->cache->block_size;
+
+	if (blocks < 1) {
+		blocks = 1;
+	}
+	/* Never let one stream take more than an eighth of the cache. */
+	if (blocks > ctx->cache->nblocks / 8) {
+		blocks = ctx->cache->nblocks / 8;
+	}
+	return (uint32_t)blocks;
+}
+
+uint32_t aiod_stream_observe(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off, uint32_t len)
+{
+	uint64_t now = aiod_now_ns();
+
+	if (off == o->next_off && o->seq_hits < UINT32_MAX) {
+		o->seq_hits++;
+	} else if (off != o->next_off) {
+		/* Random access: no read-ahead, restart the timeline. */
+		o->seq_hits = 0;
+		o->ra_next_blk = 0;
+		o->play_t0_ns = now;
+		o->play_off0 = off;
+	}
+	if (o->play_t0_ns == 0) {
+		o->play_t0_ns = now;
+		o->play_off0 = off;
+	}
+	o->next_off = off + len;
+	if (o->seq_hits < 2) {
+		return 0;
+	}
+	if (o->file->sclass != NULL) {
+		return stream_window_blocks(ctx, o->file->sclass);
+	}
+	return ctx->cfg->readahead_blocks;
+}
+
+uint64_t aiod_stream_deadline(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off)
+{
+	uint64_t now = aiod_now_ns();
+	uint64_t rate = o->file->rate_bps;
+
+	if (rate == 0) {
+		return now + (uint64_t)ctx->cfg->be_deadline_ms * 1000000ull;
+	}
+	/*
+	 * The client reads about prebuffer ahead of playback, and playback is at
+	 * the position it reads now: data at off is needed once the reader gets
+	 * there, (off - next_off) * 8 / rate seconds from now.
+	 */
+	if (off <= o->next_off) {
+		return now;
+	}
+	return now + (uint64_t)((unsigned __int128)(off - o->next_off) * 8000000000ull / rate);
+}

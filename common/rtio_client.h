@@ -1,0 +1,135 @@
+/*
+ * rtio client library: one aiod session, used by vfs_rtio, the fio engine,
+ * aiodctl and the tests.
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * A session is one control socket + a request and a reply message queue + the
+ * mapped shared buffer. It is single-threaded: one thread (smbd's main loop,
+ * or one fio job) uses a session at a time.
+ *
+ * Async use: start operations with rtio_client_pread_start() and friends;
+ * watch rtio_client_event_fds() for readability and call
+ * rtio_client_process() whenever one is readable; completion callbacks run
+ * from rtio_client_process() (or from a sync wait, see below), never from
+ * the start function.
+ *
+ * Sync use: rtio_client_pread() etc. block until their own reply arrives
+ * (or the timeout passes). While they wait, replies for other pending
+ * asynchronous operations are processed too and their callbacks run:
+ * callers that cannot take a callback at that point must defer it
+ * (vfs_rtio uses tevent_req_defer_callback()).
+ *
+ * Errors are -errno. -ENOTCONN means the session is dead (aiod died or
+ * dropped us); -ETIMEDOUT means aiod did not answer within the timeout. In
+ * both cases the caller does the I/O itself. After -ETIMEDOUT the session is
+ * marked dead too: a late reply is never acted upon, and pinned buffers of
+ * abandoned requests are released by aiod when the session closes.
+ */
+#ifndef RTIO_CLIENT_H
+#define RTIO_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <talloc.h>
+
+#include "rtio_proto.h"
+
+struct rtio_client;
+struct rtio_client_io;
+
+struct rtio_file {
+	uint64_t file_id;
+	uint64_t dev;
+	uint64_t ino;
+	uint32_t stream_class;
+	uint64_t bitrate;
+};
+
+/*
+ * Connect to aiod at socket_path. name shows in aiod's logs. timeout_ms bounds
+ * every wait for aiod (connect, each reply). The session is a talloc child of
+ * mem_ctx; talloc_free() closes it (sends DISCONNECT if still alive).
+ */
+int rtio_client_connect(TALLOC_CTX *mem_ctx, const char *socket_path, const char *name,
+			int timeout_ms, struct rtio_client **out);
+
+/* True until aiod died, timed out or broke protocol. */
+bool rtio_client_alive(const struct rtio_client *c);
+/* The pid that connected (a fork()ed child must not use its parent's session). */
+pid_t rtio_client_owner(const struct rtio_client *c);
+uint32_t rtio_client_session_id(const struct rtio_client *c);
+uint32_t rtio_client_block_size(const struct rtio_client *c);
+
+/* Control operations (synchronous, over the socket). */
+int rtio_client_open(struct rtio_client *c, int fd, const char *name, uint32_t flags,
+		     struct rtio_file *out);
+int rtio_client_close(struct rtio_client *c, uint64_t file_id);
+int rtio_client_ftruncate(struct rtio_client *c, uint64_t file_id, uint64_t length);
+int rtio_client_unlink(struct rtio_client *c, uint64_t dev, uint64_t ino);
+int rtio_client_stats(struct rtio_client *c, struct rtio_stats_rep *out);
+
+/* Synchronous data operations. Return bytes (may be short only at EOF for reads) or -errno. */
+ssize_t rtio_client_pread(struct rtio_client *c, uint64_t file_id, void *buf, size_t n, off_t off);
+ssize_t rtio_client_pwrite(struct rtio_client *c, uint64_t file_id, const void *buf, size_t n,
+			   off_t off);
+int rtio_client_fsync(struct rtio_client *c, uint64_t file_id, bool datasync);
+
+/*
+ * Asynchronous data operations. On success *out is a handle owned by the
+ * client; done(result, private_data) runs exactly once later, with bytes
+ * transferred or -errno, after which the handle is gone. buf must stay valid
+ * until done runs or until rtio_client_io_cancel() returned.
+ */
+typedef void (*rtio_client_done_fn)(ssize_t result, void *private_data);
+
+int rtio_client_pread_start(struct rtio_client *c, uint64_t file_id, void *buf, size_t n,
+			    off_t off, rtio_client_done_fn done, void *private_data,
+			    struct rtio_client_io **out);
+int rtio_client_pwrite_start(struct rtio_client *c, uint64_t file_id, const void *buf, size_t n,
+			     off_t off, rtio_client_done_fn done, void *private_data,
+			     struct rtio_client_io **out);
+int rtio_client_fsync_start(struct rtio_client *c, uint64_t file_id, bool datasync,
+			    rtio_client_done_fn done, void *private_data,
+			    struct rtio_client_io **out);
+
+/*
+ * Forget an operation whose caller gave up (timeout, caller freed): its
+ * callback will not run and its buffer is no longer touched. A write that was
+ * already committed may still reach the file.
+ */
+void rtio_client_io_cancel(struct rtio_client_io *io);
+
+/*
+ * Descriptors to watch for readability: [0] the reply queue, [1] the control
+ * socket (readable = aiod went away). Both -1 once the session is dead.
+ */
+void rtio_client_event_fds(const struct rtio_client *c, int fds[2]);
+
+/*
+ * Handle whatever arrived, without blocking; run callbacks. Returns 0, or
+ * -ENOTCONN when the session died (every pending operation then completed
+ * with -ENOTCONN).
+ */
+int rtio_client_process(struct rtio_client *c);
+
+/*
+ * Give up on the session (a caller's own timeout fired): every pending
+ * operation completes with -ETIMEDOUT, aiod sees the socket close and drops
+ * whatever of this session it has not started yet.
+ */
+void rtio_client_abort(struct rtio_client *c);
+
+/*
+ * Pointer to len bytes at off in the shared buffer, NULL when out of range
+ * (for sendfile straight from the cache).
+ */
+const void *rtio_client_shm(const struct rtio_client *c, uint64_t off, size_t len);
+
+/* Operations started but not completed. */
+unsigned rtio_client_pending(const struct rtio_client *c);
+
+#endif

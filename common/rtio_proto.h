@@ -1,0 +1,251 @@
+/*
+ * rtio wire protocol between vfs_rtio (in smbd) and aiod.
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Two transports carry the same message format:
+ *
+ *  - the control socket (AF_UNIX, SOCK_SEQPACKET, path from aiod.ini): CONNECT,
+ *    DISCONNECT, OPEN, CLOSE, FTRUNCATE, UNLINK, STATS. These are rare and some
+ *    carry descriptors (SCM_RIGHTS): aiod never opens a path a client names, it
+ *    works on the descriptor smbd already opened with the user's rights.
+ *  - per-session POSIX message queues (request and reply): READ0, READ1, WRITE0,
+ *    WRITE1, FSYNC. Data never travels through a queue; it sits in the shared
+ *    buffer and messages carry offsets into it (paper 3.1.1).
+ *
+ * Every message starts with struct rtio_hdr. Numbers are host-endian (both ends
+ * run on the same host). Results are 0/positive on success, -errno on failure.
+ * Opcode numbers are never reused once retired.
+ */
+#ifndef RTIO_PROTO_H
+#define RTIO_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RTIO_MAGIC          0x4f495452u	/* "RTIO" in memory order */
+#define RTIO_PROTO_VERSION  1
+
+/* Largest message on either transport; the queues are created with this msgsize. */
+#define RTIO_MSG_MAX        512
+/* Scatter list of one READ0/WRITE0 reply: data spans at most this many cache blocks. */
+#define RTIO_MAX_SEGS       16
+/* Share-relative name passed at OPEN for stream-class matching and logs only. */
+#define RTIO_NAME_MAX       256
+
+enum rtio_op {
+	RTIO_OP_CONNECT    = 1,
+	RTIO_OP_DISCONNECT = 2,
+	RTIO_OP_OPEN       = 3,
+	RTIO_OP_CLOSE      = 4,
+	RTIO_OP_READ0      = 5,	/* read into the shared buffer, pin it */
+	RTIO_OP_READ1      = 6,	/* client copied the data out: unpin (no reply) */
+	RTIO_OP_WRITE0     = 7,	/* reserve shared buffer space for a write */
+	RTIO_OP_WRITE1     = 8,	/* client filled it: write to the file, reply when in the kernel */
+	RTIO_OP_FTRUNCATE  = 9,
+	RTIO_OP_UNLINK     = 10,	/* a file was removed: forget its cached blocks */
+	RTIO_OP_FSYNC      = 11,
+	RTIO_OP_STATS      = 12,
+	RTIO_OP_MAX			/* first unassigned opcode */
+};
+
+/* rtio_hdr.flags */
+#define RTIO_F_REPLY        0x0001u	/* set by aiod on every reply */
+
+/* Feature bits negotiated at CONNECT (both sides AND their sets). */
+#define RTIO_FEAT_STREAMS   0x0001u	/* OPEN may carry a deadline class */
+#define RTIO_FEAT_ALL       (RTIO_FEAT_STREAMS)
+
+struct rtio_hdr {
+	uint32_t magic;		/* both: RTIO_MAGIC */
+	uint16_t version;	/* both: RTIO_PROTO_VERSION */
+	uint16_t opcode;	/* requester; echoed in the reply */
+	uint32_t length;	/* sender: whole message length in bytes */
+	uint32_t flags;		/* RTIO_F_* */
+	uint64_t req_id;	/* client: matches a reply to its request; echoed */
+	int32_t result;		/* aiod in replies: >= 0 ok, -errno; 0 in requests */
+	uint32_t reserved;	/* must be 0 */
+};
+
+/* One contiguous piece of data in the shared buffer. */
+struct rtio_seg {
+	uint64_t shm_off;	/* aiod: offset from the start of the shared region */
+	uint32_t len;		/* aiod: bytes valid at shm_off */
+	uint32_t reserved;
+};
+
+/* ---- control socket ---- */
+
+struct rtio_connect_req {
+	struct rtio_hdr hdr;
+	uint32_t pid;		/* client: smbd pid (checked against SO_PEERCRED) */
+	uint32_t features;	/* client: RTIO_FEAT_* it understands */
+	char client[32];	/* client: NUL-terminated name for logs ("smbd", "fio") */
+	uint8_t reserved[24];
+};
+
+/* Reply carries three descriptors (SCM_RIGHTS): request mq, reply mq, shared region. */
+struct rtio_connect_rep {
+	struct rtio_hdr hdr;
+	uint32_t session_id;	/* aiod */
+	uint32_t features;	/* aiod: negotiated set */
+	uint64_t shm_size;	/* aiod: bytes to map from the region descriptor */
+	uint32_t block_size;	/* aiod: cache block size */
+	uint32_t max_inflight;	/* aiod: requests a client may have outstanding on the queues */
+	uint32_t max_io;	/* aiod: largest length a READ0/WRITE0 may ask for */
+	uint32_t reserved0;
+	uint8_t reserved[32];
+};
+
+/* Request carries one descriptor (SCM_RIGHTS): the file smbd opened. */
+struct rtio_open_req {
+	struct rtio_hdr hdr;
+	uint32_t flags;		/* client: RTIO_OPEN_* */
+	uint32_t reserved0;
+	char name[RTIO_NAME_MAX];	/* client: share-relative path, for class matching/logs */
+};
+#define RTIO_OPEN_INVALIDATE 0x0001u	/* client wrote the file behind aiod's back: drop cached blocks */
+#define RTIO_OPEN_WRITABLE   0x0002u	/* client: the descriptor is open for writing */
+
+struct rtio_open_rep {
+	struct rtio_hdr hdr;
+	uint64_t file_id;	/* aiod: handle for later requests in this session */
+	uint64_t dev;		/* aiod: identity of the file, as aiod saw it */
+	uint64_t ino;
+	uint32_t stream_class;	/* aiod: index of the matched class, 0 = best effort */
+	uint32_t reserved0;
+	uint64_t bitrate;	/* aiod: reserved bits/s for this open, 0 = none */
+};
+
+struct rtio_close_req {
+	struct rtio_hdr hdr;
+	uint64_t file_id;	/* client */
+};
+
+struct rtio_ftruncate_req {
+	struct rtio_hdr hdr;
+	uint64_t file_id;	/* client */
+	uint64_t length;	/* client: size smbd just set; aiod trims its cache to it */
+};
+
+struct rtio_unlink_req {
+	struct rtio_hdr hdr;
+	uint64_t dev;		/* client: identity of the removed file (from fstat before unlink) */
+	uint64_t ino;
+};
+
+struct rtio_stats_rep {
+	struct rtio_hdr hdr;
+	uint64_t sessions;	/* aiod: live sessions */
+	uint64_t files;		/* aiod: files with at least one open */
+	uint64_t blocks_total;
+	uint64_t blocks_used;	/* holding data (cached or pinned) */
+	uint64_t blocks_pinned;	/* referenced by a client or an I/O in flight */
+	uint64_t cache_hits;	/* READ0 blocks answered without disk I/O */
+	uint64_t cache_misses;
+	uint64_t disk_reads;	/* device reads submitted */
+	uint64_t disk_writes;
+	uint64_t bytes_read;	/* returned to clients */
+	uint64_t bytes_written;
+	uint64_t requests;	/* data-path requests handled */
+	uint64_t errors;	/* requests answered with an error */
+	uint64_t protocol_errors;	/* malformed messages dropped */
+	uint64_t deadline_misses;
+	uint64_t reserved[9];
+};
+
+/* ---- data path (message queues) ---- */
+
+struct rtio_io_req {		/* READ0, WRITE0, FSYNC */
+	struct rtio_hdr hdr;
+	uint64_t file_id;	/* client */
+	uint64_t offset;	/* client */
+	uint32_t length;	/* client: bytes; <= max_io. FSYNC: 1 = datasync only */
+	uint32_t reserved0;
+};
+
+struct rtio_io_rep {		/* READ0, WRITE0 */
+	struct rtio_hdr hdr;	/* result: bytes available (READ0, may be short at EOF) or reserved */
+	uint64_t token;		/* aiod: names the pinned buffers for READ1/WRITE1 */
+	uint32_t nseg;		/* aiod: segments used */
+	uint32_t reserved0;
+	struct rtio_seg seg[RTIO_MAX_SEGS];
+};
+
+struct rtio_release_req {	/* READ1 (no reply), WRITE1 (reply: bytes written) */
+	struct rtio_hdr hdr;
+	uint64_t token;		/* client: from the READ0/WRITE0 reply */
+};
+
+/* A plain reply: FSYNC, WRITE1, CLOSE, FTRUNCATE, UNLINK, DISCONNECT. */
+struct rtio_simple_rep {
+	struct rtio_hdr hdr;
+};
+
+union rtio_msg {
+	struct rtio_hdr hdr;
+	struct rtio_connect_req connect_req;
+	struct rtio_connect_rep connect_rep;
+	struct rtio_open_req open_req;
+	struct rtio_open_rep open_rep;
+	struct rtio_close_req close_req;
+	struct rtio_ftruncate_req ftruncate_req;
+	struct rtio_unlink_req unlink_req;
+	struct rtio_stats_rep stats_rep;
+	struct rtio_io_req io_req;
+	struct rtio_io_rep io_rep;
+	struct rtio_release_req release_req;
+	struct rtio_simple_rep simple_rep;
+	uint8_t raw[RTIO_MSG_MAX];
+};
+
+/* The layout is the contract: pin it. */
+_Static_assert(sizeof(struct rtio_hdr) == 32, "rtio_hdr");
+_Static_assert(offsetof(struct rtio_hdr, req_id) == 16, "rtio_hdr.req_id");
+_Static_assert(offsetof(struct rtio_hdr, result) == 24, "rtio_hdr.result");
+_Static_assert(sizeof(struct rtio_seg) == 16, "rtio_seg");
+_Static_assert(sizeof(struct rtio_connect_req) == 96, "rtio_connect_req");
+_Static_assert(sizeof(struct rtio_connect_rep) == 96, "rtio_connect_rep");
+_Static_assert(sizeof(struct rtio_open_req) == 296, "rtio_open_req");
+_Static_assert(sizeof(struct rtio_open_rep) == 72, "rtio_open_rep");
+_Static_assert(sizeof(struct rtio_close_req) == 40, "rtio_close_req");
+_Static_assert(sizeof(struct rtio_ftruncate_req) == 48, "rtio_ftruncate_req");
+_Static_assert(sizeof(struct rtio_unlink_req) == 48, "rtio_unlink_req");
+_Static_assert(sizeof(struct rtio_stats_rep) == 224, "rtio_stats_rep");
+_Static_assert(sizeof(struct rtio_io_req) == 56, "rtio_io_req");
+_Static_assert(offsetof(struct rtio_io_rep, seg) == 48, "rtio_io_rep.seg");
+_Static_assert(sizeof(struct rtio_io_rep) == 48 + 16 * RTIO_MAX_SEGS, "rtio_io_rep");
+_Static_assert(sizeof(struct rtio_release_req) == 40, "rtio_release_req");
+_Static_assert(sizeof(union rtio_msg) == RTIO_MSG_MAX, "rtio_msg");
+
+/*
+ * Message size of the queues: the largest data-path message. Kept small
+ * because every queue's size counts against RLIMIT_MSGQUEUE of aiod's user.
+ */
+#define RTIO_MQ_MSGSIZE sizeof(struct rtio_io_rep)
+_Static_assert(sizeof(struct rtio_io_req) <= RTIO_MQ_MSGSIZE, "io_req fits a queue message");
+_Static_assert(sizeof(struct rtio_release_req) <= RTIO_MQ_MSGSIZE, "release fits");
+_Static_assert(sizeof(struct rtio_simple_rep) <= RTIO_MQ_MSGSIZE, "simple_rep fits");
+
+/*
+ * Expected length of a message with this opcode, for requests (reply = 0) or
+ * replies (reply = 1). 0 means "not valid on this side".
+ */
+size_t rtio_msg_expected_len(unsigned opcode, int reply);
+
+/* Fill a header. */
+void rtio_hdr_init(struct rtio_hdr *h, unsigned opcode, uint32_t length, uint64_t req_id);
+
+/*
+ * Check a received message of len bytes before anything in it is trusted.
+ * reply: 1 when we expect a reply, 0 for a request.
+ * Returns 0, -EPROTO (bad magic/version/flags/opcode/reserved) or
+ * -EMSGSIZE (length field disagrees with what arrived or with the opcode).
+ */
+int rtio_msg_verify(const void *buf, size_t len, int reply);
+
+/* Name of an opcode for logs ("READ0"), "?" for unknown. */
+const char *rtio_op_name(unsigned opcode);
+
+#endif

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# make check: unit tests (plain + ASan/UBSan), then integration tests against a
+# real smbd with the module and a real aiod. Ends with one summary line
+# "N passed, M failed" over both.
+set -u
+BUILD=${BUILD:-build}
+here=$(cd "$(dirname "$0")" && pwd)
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+
+status=0
+BUILD=$BUILD "$here/unit/run.sh" ${UNIT_TESTS:?set by the Makefile} 2>&1 | tee -a "$log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+BUILD=$BUILD "$here/integration/run.sh" 2>&1 | tee -a "$log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+
+# Sum the per-suite closing lines.
+read -r p f < <(sed -n 's/^\(unit\|integration\): \([0-9]*\) passed, \([0-9]*\) failed.*/\2 \3/p' "$log" |
+	awk '{p += $1; f += $2} END {print p + 0, f + 0}')
+if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then
+	f=1	# a suite failed without counting it (crash, missing binary)
+fi
+echo
+echo "$p passed, $f failed"
+exit $status

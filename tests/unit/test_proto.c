@@ -1,0 +1,134 @@
+/*
+ * Unit tests: message verification (common/rtio_proto.c).
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "rtio_proto.h"
+#include "rtio_shm.h"
+
+static void test_proto_verify_accepts_every_request(void **state)
+{
+	(void)state;
+	for (unsigned op = 1; op < RTIO_OP_MAX; op++) {
+		union rtio_msg m;
+		size_t len = rtio_msg_expected_len(op, 0);
+
+		assert_int_not_equal(len, 0);
+		memset(&m, 0, sizeof(m));
+		rtio_hdr_init(&m.hdr, op, (uint32_t)len, 7);
+		assert_int_equal(rtio_msg_verify(&m, len, 0), 0);
+		/* The same bytes are not a reply. */
+		assert_int_equal(rtio_msg_verify(&m, len, 1), -EPROTO);
+	}
+}
+
+static void test_proto_verify_rejects_bad_header(void **state)
+{
+	union rtio_msg m;
+	size_t len = sizeof(struct rtio_io_req);
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	rtio_hdr_init(&m.hdr, RTIO_OP_READ0, (uint32_t)len, 1);
+	m.hdr.magic ^= 1;
+	assert_int_equal(rtio_msg_verify(&m, len, 0), -EPROTO);
+	rtio_hdr_init(&m.hdr, RTIO_OP_READ0, (uint32_t)len, 1);
+	m.hdr.version = RTIO_PROTO_VERSION + 1;
+	assert_int_equal(rtio_msg_verify(&m, len, 0), -EPROTO);
+	rtio_hdr_init(&m.hdr, 0, (uint32_t)len, 1);
+	assert_int_equal(rtio_msg_verify(&m, len, 0), -EPROTO);
+	rtio_hdr_init(&m.hdr, RTIO_OP_MAX, (uint32_t)len, 1);
+	assert_int_equal(rtio_msg_verify(&m, len, 0), -EPROTO);
+	rtio_hdr_init(&m.hdr, RTIO_OP_READ0, (uint32_t)len, 1);
+	m.hdr.reserved = 1;
+	assert_int_equal(rtio_msg_verify(&m, len, 0), -EPROTO);
+	rtio_hdr_init(&m.hdr, RTIO_OP_READ0, (uint32_t)len, 1);
+	m.hdr.flags = 0x80;
+	assert_int_equal(rtio_msg_verify(&m, len, 0), -EPROTO);
+	rtio_hdr_init(&m.hdr, RTIO_OP_READ0, (uint32_t)len, 1);
+	m.hdr.result = -5;	/* only replies carry results */
+	assert_int_equal(rtio_msg_verify(&m, len, 0), -EPROTO);
+}
+
+static void test_proto_verify_rejects_bad_lengths(void **state)
+{
+	union rtio_msg m;
+	size_t len = sizeof(struct rtio_io_req);
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	rtio_hdr_init(&m.hdr, RTIO_OP_READ0, (uint32_t)len, 1);
+	assert_int_equal(rtio_msg_verify(&m, len - 1, 0), -EMSGSIZE);	/* truncated */
+	assert_int_equal(rtio_msg_verify(&m, len + 1, 0), -EMSGSIZE);	/* trailing bytes */
+	assert_int_equal(rtio_msg_verify(&m, 3, 0), -EMSGSIZE);		/* not even a header */
+	assert_int_equal(rtio_msg_verify(NULL, len, 0), -EMSGSIZE);
+	m.hdr.length = (uint32_t)len + 8;	/* header lies about the length */
+	assert_int_equal(rtio_msg_verify(&m, len, 0), -EMSGSIZE);
+}
+
+static void test_proto_verify_reply_segments_bounded(void **state)
+{
+	struct rtio_io_rep r;
+
+	(void)state;
+	memset(&r, 0, sizeof(r));
+	rtio_hdr_init(&r.hdr, RTIO_OP_READ0, sizeof(r), 1);
+	r.hdr.flags = RTIO_F_REPLY;
+	r.nseg = RTIO_MAX_SEGS;
+	assert_int_equal(rtio_msg_verify(&r, sizeof(r), 1), 0);
+	r.nseg = RTIO_MAX_SEGS + 1;
+	assert_int_equal(rtio_msg_verify(&r, sizeof(r), 1), -EPROTO);
+}
+
+static void test_proto_read1_has_no_reply(void **state)
+{
+	(void)state;
+	assert_int_equal(rtio_msg_expected_len(RTIO_OP_READ1, 1), 0);
+	assert_string_equal(rtio_op_name(RTIO_OP_WRITE1), "WRITE1");
+	assert_string_equal(rtio_op_name(999), "?");
+}
+
+static void test_proto_shm_check(void **state)
+{
+	struct rtio_shm_header h;
+	uint64_t size = rtio_shm_region_size(1 << 20, 4);
+
+	(void)state;
+	memset(&h, 0, sizeof(h));
+	h.magic = RTIO_SHM_MAGIC;
+	h.version = RTIO_SHM_VERSION;
+	h.size = size;
+	h.block_size = 1 << 20;
+	h.nblocks = 4;
+	h.data_off = RTIO_SHM_DATA_OFF;
+	assert_int_equal(rtio_shm_check(&h, size), 0);
+	assert_int_equal(rtio_shm_check(&h, size - 1), -EPROTO);	/* mapped less than described */
+	h.nblocks = 5;
+	assert_int_equal(rtio_shm_check(&h, size), -EPROTO);	/* blocks past the end */
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_proto_verify_accepts_every_request),
+		cmocka_unit_test(test_proto_verify_rejects_bad_header),
+		cmocka_unit_test(test_proto_verify_rejects_bad_lengths),
+		cmocka_unit_test(test_proto_verify_reply_segments_bounded),
+		cmocka_unit_test(test_proto_read1_has_no_reply),
+		cmocka_unit_test(test_proto_shm_check),
+	};
+
+	if (argc > 1) {
+		cmocka_set_test_filter(argv[1]);
+	}
+	return cmocka_run_group_tests_name("proto", tests, NULL, NULL);
+}
