@@ -53,7 +53,8 @@ include mk/samba.mk
 -include bench/emudisk/emudisk.mk
 -include bench/stream/stream.mk
 
-build: $(BUILD)/aiod $(BUILD)/aiodctl $(BUILD)/librtio-client.a $(BUILD)/rtio.so unit-build
+build: $(BUILD)/aiod $(BUILD)/aiodctl $(BUILD)/librtio-client.a $(BUILD)/rtio.so unit-build \
+	$(BUILD)/test/aiod_stress $(BUILD)/test/aiod_badinput
 
 $(BUILD)/obj/%.o: %.c $(COMMON_HDR) $(AIOD_HDR)
 	@mkdir -p $(dir $@)
@@ -166,3 +167,9 @@ uninstall:
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/vfsobj $(BUILD)/unit $(BUILD)/unit-asan $(BUILD)/fuzz \
 		$(BUILD)/aiod $(BUILD)/aiodctl $(BUILD)/rtio.so $(BUILD)/librtio-client.a
+
+# ---- integration test programs that speak to aiod directly ----
+
+$(BUILD)/test/%: tests/integration/%.c $(BUILD)/librtio-client.a $(COMMON_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -Icommon $(PKG_CFLAGS) -o $@ $< $(BUILD)/librtio-client.a $(PKG_LIBS_TALLOC)

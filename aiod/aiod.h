@@ -73,6 +73,7 @@ struct aiod_open {
 	struct aiod_open *next;		/* in the session's table */
 	uint64_t id;
 	int fd;
+	int direct_fd;			/* O_DIRECT twin of fd for reads, -1 if none */
 	bool readable;
 	bool writable;
 	bool closing;			/* CLOSE or session end arrived; fd closes when idle */
@@ -176,6 +177,8 @@ void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const uni
 /* dataplane.c */
 void aiod_data_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union rtio_msg *m,
 		      size_t len);
+/* Count a malformed message from s and log it (rate limited). */
+void aiod_session_protocol_error(struct aiod_session *s, const char *what, int err);
 /* Send a control-socket reply; a failure ends the session. */
 int aiod_session_control_reply(struct aiod_session *s, const void *msg, size_t len);
 /* A session went away: forget it in its requests still in flight. */

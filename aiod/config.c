@@ -52,6 +52,8 @@ static const struct key_desc keys[] = {
 	  "Cache block size, a power of two; also the unit of disk reads." },
 	{ "cache", "mlock", K_BOOL, OFF(mlock), "yes", 0, 1, false,
 	  "Lock the cache in memory; failure to lock is fatal." },
+	{ "cache", "direct_io", K_BOOL, OFF(direct_io), "no", 0, 1, false,
+	  "Read files with O_DIRECT so the shared cache is the only cache of file data." },
 	{ "cache", "pin_wait_ms", K_INT, OFF(pin_wait_ms), "2000", 0, 60000, true,
 	  "How long a request waits for a free block when all are pinned, then fails with ENOBUFS." },
 	{ "engine", "queue_depth", K_INT, OFF(queue_depth), "32", 1, 4096, false,
@@ -62,6 +64,8 @@ static const struct key_desc keys[] = {
 	  "Largest single READ0/WRITE0; clamped to 15 cache blocks." },
 	{ "readahead", "blocks", K_INT, OFF(readahead_blocks), "4", 0, 256, true,
 	  "Blocks read ahead of a sequential reader that has no stream class." },
+	{ "readahead", "io_size", K_SIZE, OFF(readahead_io_size), "8M", 64ull << 10, 64ull << 20, true,
+	  "Size of one read-ahead request (contiguous blocks read with one request; one seek on a disk)." },
 	{ "readahead", "best_effort_deadline_ms", K_INT, OFF(be_deadline_ms), "500", 1, 60000, true,
 	  "Deadline given to best-effort reads; stream reads due earlier go first." },
 };

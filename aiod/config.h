@@ -38,6 +38,7 @@ struct aiod_config {
 	uint64_t cache_size;
 	uint32_t block_size;
 	bool mlock;
+	bool direct_io;
 	uint32_t pin_wait_ms;
 	/* [engine] */
 	uint32_t queue_depth;
@@ -45,6 +46,7 @@ struct aiod_config {
 	uint32_t max_io;
 	/* [readahead] */
 	uint32_t readahead_blocks;
+	uint32_t readahead_io_size;
 	uint32_t be_deadline_ms;
 	/* [stream.NAME] */
 	struct aiod_stream_class classes[AIOD_MAX_CLASSES];

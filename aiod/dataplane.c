@@ -45,11 +45,16 @@ struct aiod_req {
 	uint64_t blocked_since_ns;
 };
 
-/* Per disk read of one block. */
+/*
+ * One disk read of a run of contiguous file blocks: one vectored request, so
+ * a large read-ahead reaches the device as one large request (one seek on a
+ * disk) rather than many block-sized ones.
+ */
 struct aiod_load {
 	struct aiod_ctx *ctx;
-	struct aiod_block *b;
 	struct aiod_open *open;
+	uint32_t n;
+	struct aiod_block *b[RTIO_MAX_SEGS];
 };
 
 /* Per write of one staging block. */
@@ -247,34 +252,59 @@ static void load_done(void *private_data, int result)
 {
 	struct aiod_load *ld = private_data;
 	struct aiod_ctx *ctx = ld->ctx;
+	uint32_t bs = ctx->cache->block_size;
 
 	ctx->st.disk_reads++;
-	aiod_cache_load_done(ctx->cache, ld->b, result);
-	aiod_cache_unref(ctx->cache, ld->b);
+	for (uint32_t i = 0; i < ld->n; i++) {
+		int r = result;
+
+		if (result >= 0) {
+			/* Bytes of this block within what was read: a short read ended at EOF. */
+			uint64_t start = (uint64_t)i * bs;
+			r = (uint64_t)result <= start ? 0 :
+			    (int)((uint64_t)result - start < bs ? (uint64_t)result - start : bs);
+		}
+		aiod_cache_load_done(ctx->cache, ld->b[i], r);
+		aiod_cache_unref(ctx->cache, ld->b[i]);
+	}
 	aiod_open_idle(ctx, ld->open);
 	talloc_free(ld);
 	aiod_data_retry_blocked(ctx);
 }
 
-/* Start a disk read of block b (LOADING, hashed, one reference for the load). */
-static int load_submit(struct aiod_ctx *ctx, struct aiod_open *o, struct aiod_block *b,
-		       uint64_t deadline_ns)
+/*
+ * Read n contiguous file blocks (LOADING, hashed, one reference each for the
+ * load) with one request. On failure the blocks are failed (their waiters run)
+ * and released.
+ */
+static int load_submit(struct aiod_ctx *ctx, struct aiod_open *o, struct aiod_block **b,
+		       uint32_t n, uint64_t deadline_ns)
 {
 	struct aiod_load *ld = talloc(ctx, struct aiod_load);
-	int ret;
+	uint32_t idx[RTIO_MAX_SEGS];
+	int ret = -ENOMEM;
 
-	if (ld == NULL) {
-		return -ENOMEM;
-	}
-	ld->ctx = ctx;
-	ld->b = b;
-	ld->open = o;
-	aiod_open_busy(o);
-	ret = aiod_engine_read(ctx->engine, o->fd, b->idx, 0, ctx->cache->block_size,
-			       b->blkno * ctx->cache->block_size, deadline_ns, load_done, ld);
-	if (ret != 0) {
+	if (ld != NULL) {
+		ld->ctx = ctx;
+		ld->open = o;
+		ld->n = n;
+		for (uint32_t i = 0; i < n; i++) {
+			ld->b[i] = b[i];
+			idx[i] = b[i]->idx;
+		}
+		aiod_open_busy(o);
+		ret = aiod_engine_readv(ctx->engine, o->direct_fd >= 0 ? o->direct_fd : o->fd, idx,
+					n, b[0]->blkno * ctx->cache->block_size, deadline_ns,
+					load_done, ld);
+		if (ret == 0) {
+			return 0;
+		}
 		aiod_open_idle(ctx, o);
 		talloc_free(ld);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		aiod_cache_load_done(ctx->cache, b[i], ret);
+		aiod_cache_unref(ctx->cache, b[i]);
 	}
 	return ret;
 }
@@ -368,43 +398,63 @@ static void wait_for(struct aiod_req *r, uint32_t i, struct aiod_block *b)
 	r->waited_for_disk = true;
 }
 
-/* Prefetch blocks after [.., last] for a sequential reader. */
+/* Blocks per read-ahead request: [readahead] io_size, at most one reply's worth. */
+static uint32_t io_blocks(const struct aiod_ctx *ctx)
+{
+	uint32_t n = ctx->cfg->readahead_io_size / ctx->cache->block_size;
+
+	return n < 1 ? 1 : (n > RTIO_MAX_SEGS ? RTIO_MAX_SEGS : n);
+}
+
+/* Prefetch up to n blocks after block last for a sequential reader. */
 static void readahead(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t last, uint64_t size,
 		      uint32_t n)
 {
-	uint32_t bs = ctx->cache->block_size;
+	struct aiod_cache *c = ctx->cache;
+	uint32_t bs = c->block_size;
 	uint64_t first = last + 1;
 	uint64_t nblk_file = (size + bs - 1) / bs;
+	uint64_t stop = last + n + 1 < nblk_file ? last + n + 1 : nblk_file;
+	uint32_t per_io = io_blocks(ctx);
 	/* Leave room for demand reads: prefetch never takes the last 16 free blocks. */
 	uint32_t reserve = 16;
+	struct aiod_block *run[RTIO_MAX_SEGS];
+	uint32_t nrun = 0;
 
 	if (n == 0) {
 		return;
 	}
-	if (o->ra_next_blk > first && o->ra_next_blk <= last + n) {
-		first = o->ra_next_blk;
+	if (o->ra_next_blk > first && o->ra_next_blk < stop) {
+		first = o->ra_next_blk;	/* already asked for up to there */
 	}
-	for (uint64_t blk = first; blk <= last + n && blk < nblk_file; blk++) {
-		struct aiod_block *b;
+	for (uint64_t blk = first; blk <= stop; blk++) {
+		bool cached = blk < stop &&
+			      aiod_cache_find(c, o->file->dev, o->file->ino, blk) != NULL;
+		bool room = c->free.count + c->lru.count > reserve;
 
-		if (aiod_cache_find(ctx->cache, o->file->dev, o->file->ino, blk) != NULL) {
+		/* A run ends at a cached block, at the end, at io_size or when space runs out. */
+		if (nrun > 0 && (blk == stop || cached || nrun == per_io || !room)) {
+			uint64_t start = run[0]->blkno;
+			if (load_submit(ctx, o, run, nrun, aiod_stream_deadline(ctx, o, start * bs)) != 0) {
+				return;
+			}
+			ctx->st.readahead_blocks += nrun;
+			o->ra_next_blk = start + nrun;
+			nrun = 0;
+		}
+		if (blk == stop || !room) {
+			return;
+		}
+		if (cached) {
+			o->ra_next_blk = blk + 1;
 			continue;
 		}
-		if (ctx->cache->free.count + ctx->cache->lru.count <= reserve) {
-			break;
+		run[nrun] = aiod_cache_get(c);
+		if (run[nrun] == NULL) {
+			return;
 		}
-		b = aiod_cache_get(ctx->cache);
-		if (b == NULL) {
-			break;
-		}
-		aiod_cache_insert(ctx->cache, b, o->file->dev, o->file->ino, blk);
-		if (load_submit(ctx, o, b, aiod_stream_deadline(ctx, o, blk * bs)) != 0) {
-			aiod_cache_load_done(ctx->cache, b, -ENOMEM);
-			aiod_cache_unref(ctx->cache, b);
-			break;
-		}
-		ctx->st.readahead_blocks++;
-		o->ra_next_blk = blk + 1;
+		aiod_cache_insert(c, run[nrun], o->file->dev, o->file->ino, blk);
+		nrun++;
 	}
 }
 
@@ -417,8 +467,9 @@ static bool read0_start(struct aiod_req *r)
 	uint64_t first, last;
 	uint32_t need_new = 0, from_lru = 0;
 	struct stat st;
+	struct aiod_block *run[RTIO_MAX_SEGS];
+	uint32_t nrun = 0;
 	uint64_t demand_deadline;
-	int ret;
 
 	if (fstat(o->fd, &st) != 0) {
 		req_end(r, -errno);
@@ -452,15 +503,29 @@ static bool read0_start(struct aiod_req *r)
 		return true;
 	}
 	demand_deadline = aiod_stream_deadline(ctx, o, r->off);
-	for (uint64_t blk = first; blk <= last; blk++) {
+	/* Our own guard: waiters finishing early must not end r while we still use it. */
+	r->pending++;
+	for (uint64_t blk = first; blk <= last + 1; blk++) {
 		uint32_t i = (uint32_t)(blk - first);
-		uint64_t need_end = (blk == last ? r->end : (blk + 1) * bs) - blk * bs;
-		struct aiod_block *b = aiod_cache_find(c, o->file->dev, o->file->ino, blk);
+		uint64_t need_end;
+		struct aiod_block *b = NULL;
 
-		if (b != NULL && b->state == AIOD_BLK_VALID && b->valid < need_end) {
-			/* Cached when the file was shorter: read it again. */
-			aiod_cache_detach(c, b);
-			b = NULL;
+		if (blk <= last) {
+			need_end = (blk == last ? r->end : (blk + 1) * bs) - blk * bs;
+			b = aiod_cache_find(c, o->file->dev, o->file->ino, blk);
+			if (b != NULL && b->state == AIOD_BLK_VALID && b->valid < need_end) {
+				/* Cached when the file was shorter: read it again. */
+				aiod_cache_detach(c, b);
+				b = NULL;
+			}
+		}
+		/* Contiguous misses go to the disk as one request. */
+		if (nrun > 0 && (blk > last || b != NULL)) {
+			(void)load_submit(ctx, o, run, nrun, demand_deadline);	/* failures reach waiters */
+			nrun = 0;
+		}
+		if (blk > last) {
+			break;
 		}
 		if (b != NULL) {
 			aiod_cache_ref(c, b);
@@ -479,23 +544,14 @@ static bool read0_start(struct aiod_req *r)
 		r->blocks[r->nblocks++] = b;
 		ctx->st.cache_misses++;
 		wait_for(r, i, b);
-		ret = load_submit(ctx, o, b, demand_deadline);
-		if (ret != 0) {
-			/* Undo: nobody else can have found b yet. */
-			b->waiters = r->waiters[i].next;
-			r->pending--;
-			r->error = ret;
-			aiod_cache_detach(c, b);
-			aiod_cache_unref(c, b);	/* the load's reference */
-			break;
-		}
+		run[nrun++] = b;
 	}
 	if (r->error == 0) {
 		readahead(ctx, o, last, (uint64_t)st.st_size,
 			  aiod_stream_observe(ctx, o, r->off, (uint32_t)(r->end - r->off)));
 	}
-	if (r->pending == 0) {
-		read0_finish(r);	/* every block was a hit (or nothing started) */
+	if (--r->pending == 0) {
+		read0_finish(r);	/* every block was a hit, or the reads already finished */
 	}
 	return false;
 }
@@ -647,8 +703,8 @@ static void protocol_error(struct aiod_ctx *ctx, struct aiod_session *s, const v
 {
 	struct rtio_hdr h;
 
-	ctx->st.protocol_errors++;
-	SESS_WARN(s, "dropped a malformed request (%zu bytes): %s", len, strerror(-err));
+	(void)len;
+	aiod_session_protocol_error(s, "dropped a malformed request", err);
 	if (len < sizeof(h)) {
 		return;
 	}

@@ -23,7 +23,9 @@
 #include "log.h"
 #include "edf.h"
 
-enum engine_op_kind { ENGINE_READ, ENGINE_WRITE, ENGINE_FSYNC };
+enum engine_op_kind { ENGINE_READ, ENGINE_READV, ENGINE_WRITE, ENGINE_FSYNC };
+
+#define ENGINE_MAX_IOV 16
 
 struct engine_op {
 	struct aiod_sched_item item;	/* first: the queue hands us back this pointer */
@@ -35,6 +37,8 @@ struct engine_op {
 	uint64_t off;
 	uint32_t done_bytes;
 	bool datasync;
+	uint32_t niov;		/* READV: blocks left; iov advances over short reads */
+	struct iovec iov[ENGINE_MAX_IOV];
 	aiod_engine_done_fn done;
 	void *private_data;
 };
@@ -94,6 +98,9 @@ static void engine_prep(struct aiod_engine *e, struct io_uring_sqe *sqe, struct 
 			io_uring_prep_read(sqe, op->fd, op->buf, op->len, op->off);
 		}
 		break;
+	case ENGINE_READV:
+		io_uring_prep_readv(sqe, op->fd, op->iov, op->niov, op->off);
+		break;
 	case ENGINE_WRITE:
 		if (e->st.fixed_buffers) {
 			io_uring_prep_write_fixed(sqe, op->fd, op->buf, op->len, op->off, (int)op->block);
@@ -148,6 +155,23 @@ static void engine_submit(struct tevent_context *ev, struct tevent_immediate *im
 	e->st.submitted += n;
 }
 
+/* Drop the first n bytes of a READV's vector. */
+static void engine_iov_advance(struct engine_op *op, uint32_t n)
+{
+	uint32_t i = 0;
+
+	while (i < op->niov && n >= op->iov[i].iov_len) {
+		n -= (uint32_t)op->iov[i].iov_len;
+		i++;
+	}
+	memmove(op->iov, op->iov + i, (op->niov - i) * sizeof(op->iov[0]));
+	op->niov -= i;
+	if (op->niov > 0) {
+		op->iov[0].iov_base = (uint8_t *)op->iov[0].iov_base + n;
+		op->iov[0].iov_len -= n;
+	}
+}
+
 static void engine_complete(struct aiod_engine *e, struct engine_op *op, int res)
 {
 	e->st.inflight--;
@@ -159,6 +183,9 @@ static void engine_complete(struct aiod_engine *e, struct engine_op *op, int res
 		op->done_bytes += (uint32_t)res;
 		if ((uint32_t)res < op->len) {
 			/* Short transfer: go on from where it stopped. */
+			if (op->kind == ENGINE_READV) {
+				engine_iov_advance(op, (uint32_t)res);
+			}
 			op->buf += res;
 			op->off += (uint32_t)res;
 			op->len -= (uint32_t)res;
@@ -335,6 +362,46 @@ int aiod_engine_read(struct aiod_engine *e, int fd, uint32_t block, uint32_t buf
 {
 	return engine_queue(e, ENGINE_READ, fd, block, buf_off, len, off, false, deadline_ns, done,
 			    private_data);
+}
+
+int aiod_engine_readv(struct aiod_engine *e, int fd, const uint32_t *blocks, uint32_t n,
+		      uint64_t off, uint64_t deadline_ns, aiod_engine_done_fn done, void *private_data)
+{
+	struct engine_op *op;
+
+	if (n == 1) {
+		return aiod_engine_read(e, fd, blocks[0], 0, e->block_size, off, deadline_ns, done,
+					private_data);
+	}
+	if (n == 0 || n > ENGINE_MAX_IOV || (uint64_t)n * e->block_size > INT32_MAX) {
+		return -EINVAL;
+	}
+	op = talloc_zero(e, struct engine_op);
+	if (op == NULL) {
+		return -ENOMEM;
+	}
+	op->kind = ENGINE_READV;
+	op->fd = fd;
+	op->len = n * e->block_size;
+	op->off = off;
+	op->niov = n;
+	for (uint32_t i = 0; i < n; i++) {
+		if (blocks[i] >= e->nblocks) {
+			talloc_free(op);
+			return -EINVAL;
+		}
+		op->iov[i].iov_base = e->bufs + (uint64_t)blocks[i] * e->block_size;
+		op->iov[i].iov_len = e->block_size;
+	}
+	op->done = done;
+	op->private_data = private_data;
+	op->item.deadline_ns = deadline_ns;
+	if (aiod_sched_push(e->queue, &op->item) != 0) {
+		talloc_free(op);
+		return -ENOMEM;
+	}
+	engine_arm(e);
+	return 0;
 }
 
 int aiod_engine_write(struct aiod_engine *e, int fd, uint32_t block, uint32_t buf_off, uint32_t len,

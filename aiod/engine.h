@@ -43,6 +43,9 @@ struct aiod_engine *aiod_engine_create(TALLOC_CTX *mem_ctx, struct tevent_contex
  */
 int aiod_engine_read(struct aiod_engine *e, int fd, uint32_t block, uint32_t buf_off, uint32_t len,
 		     uint64_t off, uint64_t deadline_ns, aiod_engine_done_fn done, void *private_data);
+/* Read n cache blocks' worth (whole blocks, in order) starting at off with one request. */
+int aiod_engine_readv(struct aiod_engine *e, int fd, const uint32_t *blocks, uint32_t n,
+		      uint64_t off, uint64_t deadline_ns, aiod_engine_done_fn done, void *private_data);
 int aiod_engine_write(struct aiod_engine *e, int fd, uint32_t block, uint32_t buf_off, uint32_t len,
 		      uint64_t off, uint64_t deadline_ns, aiod_engine_done_fn done, void *private_data);
 int aiod_engine_fsync(struct aiod_engine *e, int fd, bool datasync, uint64_t deadline_ns,

@@ -122,7 +122,25 @@ static int open_destructor(struct aiod_open *o)
 	if (o->fd >= 0) {
 		close(o->fd);
 	}
+	if (o->direct_fd >= 0) {
+		close(o->direct_fd);
+	}
 	return 0;
+}
+
+/*
+ * [cache] direct_io: a second, O_DIRECT descriptor for reads, so file data is
+ * cached once (in the shared region) rather than twice. Reopening through
+ * /proc/self/fd keeps the client's access: we ask for read access only, and
+ * only when the client's descriptor has it. Writes stay on the client's
+ * descriptor; the kernel keeps direct reads coherent with them.
+ */
+static int open_direct_twin(int fd)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
 }
 
 int aiod_open_add(struct aiod_ctx *ctx, struct aiod_session *s, int fd, const char *name,
@@ -165,10 +183,18 @@ int aiod_open_add(struct aiod_ctx *ctx, struct aiod_session *s, int fd, const ch
 		return -ENOMEM;
 	}
 	o->fd = fd;
+	o->direct_fd = -1;
 	talloc_set_destructor(o, open_destructor);
 	o->id = aiod_session_next_file_id(s);
 	o->writable = (fl & O_ACCMODE) != O_RDONLY;
 	o->readable = (fl & O_ACCMODE) != O_WRONLY;
+	if (ctx->cfg->direct_io && o->readable) {
+		o->direct_fd = open_direct_twin(fd);
+		if (o->direct_fd < 0) {
+			AIOD_INFO("%s: no O_DIRECT (%s), reading through the page cache", name,
+				  strerror(errno));
+		}
+	}
 	o->file = f;
 	o->name = talloc_strdup(o, name);
 	f->opens++;

@@ -76,6 +76,15 @@ static void mq_limits(struct aiod_ctx *ctx)
 	unsigned long msg_max = 10;
 	FILE *f;
 
+	/* Every open file of every smbd is a descriptor here. */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+			AIOD_WARN("cannot raise RLIMIT_NOFILE: %s", strerror(errno));
+		}
+	}
+	rl.rlim_cur = rl.rlim_max = RLIM_INFINITY;
+
 	if (setrlimit(RLIMIT_MSGQUEUE, &rl) == 0) {
 		ctx->mq_msg_max = 0;	/* privileged: the sysctl does not bind us */
 		return;

@@ -377,11 +377,14 @@ static void session_connect(struct aiod_session *s, const struct rtio_connect_re
 	SESS_INFO(s, "connected (%s, uid %u)", s->client, (unsigned)s->uid);
 }
 
-static void session_protocol_error(struct aiod_session *s, const char *what, int err)
+void aiod_session_protocol_error(struct aiod_session *s, const char *what, int err)
 {
 	s->ctx->st.protocol_errors++;
+	/* A misbehaving client must not flood the log: the first few tell the story. */
 	if (s->protocol_errors++ < 5) {
 		SESS_WARN(s, "%s: %s", what, strerror(-err));
+	} else if (s->protocol_errors == 6) {
+		SESS_WARN(s, "more protocol errors; not logging them (see aiodctl stats)");
 	}
 }
 
@@ -407,7 +410,7 @@ static void session_sock_ready(struct tevent_context *ev, struct tevent_fd *fde,
 		return;
 	}
 	if (n < 0) {
-		session_protocol_error(s, "control message", (int)n);
+		aiod_session_protocol_error(s, "control message", (int)n);
 		aiod_session_destroy(s, "unreadable control message");
 		return;
 	}
@@ -416,7 +419,7 @@ static void session_sock_ready(struct tevent_context *ev, struct tevent_fd *fde,
 		for (unsigned i = 0; i < nfds; i++) {
 			close(fds[i]);
 		}
-		session_protocol_error(s, s->connected ? "bad control message" : "expected CONNECT",
+		aiod_session_protocol_error(s, s->connected ? "bad control message" : "expected CONNECT",
 				       ret != 0 ? ret : -EPROTO);
 		/* The control channel is strict: a client that breaks it goes. */
 		aiod_session_destroy(s, "protocol error on the control socket");
