@@ -54,7 +54,7 @@ include mk/samba.mk
 -include bench/stream/stream.mk
 
 build: $(BUILD)/aiod $(BUILD)/aiodctl $(BUILD)/librtio-client.a $(BUILD)/rtio.so unit-build \
-	$(BUILD)/test/aiod_stress $(BUILD)/test/aiod_badinput
+	$(BUILD)/test/aiod_stress $(BUILD)/test/aiod_badinput $(BUILD)/test/aiod_admission
 
 $(BUILD)/obj/%.o: %.c $(COMMON_HDR) $(AIOD_HDR)
 	@mkdir -p $(dir $@)

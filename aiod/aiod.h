@@ -14,6 +14,8 @@
  *   control.c   control requests (OPEN, CLOSE, FTRUNCATE, UNLINK, STATS)
  *   dataplane.c data requests (READ0/1, WRITE0/1, FSYNC) and read-ahead
  *   stream.c    stream classes, the pattern analyzer and deadlines
+ *   admission.c reservations against the device's capacity
+ *   calibrate.c aiod --calibrate: measuring the device
  *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -62,10 +64,11 @@ struct aiod_file {
 	/* Identity of the contents when the last open closed, to detect outside changes. */
 	int64_t mtime_ns, ctime_ns;
 	uint64_t size;
+	char *name;			/* share-relative name of the last OPEN, for stats */
 	/* Stream state (stream.c). */
 	const struct aiod_stream_class *sclass;
-	uint64_t rate_bps;		/* configured or measured, 0 = best effort */
 	uint64_t deadline_misses;
+	uint64_t bytes_read;
 };
 
 /* One OPEN of one session: the descriptor smbd passed us. */
@@ -80,6 +83,10 @@ struct aiod_open {
 	uint32_t busy;			/* engine operations using fd */
 	struct aiod_file *file;
 	char *name;
+	/* Stream reservation (admission.c): bits/s this open is scheduled at, 0 = best effort. */
+	uint64_t rate_bps;
+	bool reserved;			/* rate_bps counts against the device capacity */
+	bool auto_stream;		/* promoted by the pattern analyzer */
 	/* Pattern analyzer (stream.c). */
 	uint64_t next_off;		/* where a sequential reader reads next */
 	uint32_t seq_hits;
@@ -130,6 +137,11 @@ struct aiod_ctx {
 	bool retrying_blocked;
 	uint64_t next_token_gen;
 	struct aiod_stats st;
+	/* Admission control (admission.c). */
+	uint64_t capacity_Bps;		/* stream data the device sustains, 0 = unknown */
+	uint64_t reserved_Bps;		/* sum of admitted streams */
+	uint32_t streams;		/* admitted stream opens */
+	uint64_t admission_refused, admission_demoted;
 	bool stopping;
 };
 
@@ -152,6 +164,7 @@ void aiod_lease_release(struct aiod_ctx *ctx, struct aiod_lease *l);
 uint32_t aiod_session_id(const struct aiod_session *s);
 pid_t aiod_session_pid(const struct aiod_session *s);
 struct aiod_open **aiod_session_opens(struct aiod_session *s);
+struct aiod_session *aiod_session_next(struct aiod_session *s);
 uint64_t aiod_session_next_file_id(struct aiod_session *s);
 /* A request of this session started / finished (teardown must detach the ones in flight). */
 void aiod_session_req_add(struct aiod_session *s, struct aiod_req *r);
@@ -185,6 +198,16 @@ int aiod_session_control_reply(struct aiod_session *s, const void *msg, size_t l
 void aiod_req_orphan(struct aiod_req *r);
 /* Cache blocks were released: retry requests that waited for one. */
 void aiod_data_retry_blocked(struct aiod_ctx *ctx);
+
+/* admission.c */
+/* Work out the device capacity (configured, or the --calibrate profile). */
+void aiod_admission_init(struct aiod_ctx *ctx);
+/* o reads a stream at bps: reserve it, demote it to best effort, or refuse (-ENOBUFS). */
+int aiod_admission_admit(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t bps);
+void aiod_admission_release(struct aiod_ctx *ctx, struct aiod_open *o);
+/* aiod --calibrate DIR: measure the device under DIR, write the profile. */
+int aiod_calibrate(const struct aiod_config *cfg, const char *dir, const char *out_path,
+		   uint64_t file_size, double seconds_per_point);
 
 /* stream.c */
 void aiod_stream_classify(struct aiod_ctx *ctx, struct aiod_open *o);

@@ -66,8 +66,19 @@ static const struct key_desc keys[] = {
 	  "Blocks read ahead of a sequential reader that has no stream class." },
 	{ "readahead", "io_size", K_SIZE, OFF(readahead_io_size), "8M", 64ull << 10, 64ull << 20, true,
 	  "Size of one read-ahead request (contiguous blocks read with one request; one seek on a disk)." },
+	{ "readahead", "auto_stream", K_BOOL, OFF(auto_stream), "no", 0, 1, true,
+	  "Schedule a steady sequential reader without a stream class as a stream at its measured rate." },
 	{ "readahead", "best_effort_deadline_ms", K_INT, OFF(be_deadline_ms), "500", 1, 60000, true,
 	  "Deadline given to best-effort reads; stream reads due earlier go first." },
+	{ "admission", "mode", K_STRING, OFF(admission_mode), "demote", 2, 7, true,
+	  "When a new stream would overcommit the device: refuse (the open fails with "
+	  "NT_STATUS_INSUFFICIENT_RESOURCES), demote (served best effort) or off (admit all)." },
+	{ "admission", "capacity", K_SIZE, OFF(admission_capacity), "0", 0, 1ull << 40, true,
+	  "Stream data the device sustains, bytes/s; 0 = take it from the calibration profile." },
+	{ "admission", "profile", K_STRING, OFF(admission_profile), "/var/lib/aiod/device.profile", 1, 4095, true,
+	  "Device profile written by aiod --calibrate DIR." },
+	{ "admission", "headroom_pct", K_INT, OFF(admission_headroom_pct), "5", 0, 90, true,
+	  "Share of the capacity never reserved for streams: best-effort I/O always gets it." },
 };
 
 /* Keys of [stream.NAME] sections. */
@@ -251,7 +262,7 @@ bounds:
 			 (unsigned long long)k->max);
 		return -ERANGE;
 	}
-	if (k->offset == OFF(cache_size)) {
+	if (k->offset == OFF(cache_size) || k->offset == OFF(admission_capacity)) {
 		*(uint64_t *)field = v;
 	} else if (k->offset == OFF(log_level)) {
 		*(int *)field = (int)v;
@@ -430,6 +441,12 @@ int aiod_config_load(TALLOC_CTX *mem_ctx, const char *path, struct aiod_config *
 		}
 	}
 	iniparser_freedict(d);
+	if (ret == 0 && strcmp(cfg->admission_mode, "refuse") != 0 &&
+	    strcmp(cfg->admission_mode, "demote") != 0 && strcmp(cfg->admission_mode, "off") != 0) {
+		snprintf(err, errlen, "%s: [admission] mode = '%s': expected refuse, demote or off", path,
+			 cfg->admission_mode);
+		ret = -EINVAL;
+	}
 	if (ret == 0 && (cfg->block_size & (cfg->block_size - 1)) != 0) {
 		snprintf(err, errlen, "%s: [cache] block_size = %u: must be a power of two", path,
 			 cfg->block_size);
@@ -474,6 +491,8 @@ unsigned aiod_config_reload(struct aiod_config *cur, const struct aiod_config *n
 				  *(const bool *)((const char *)next + k->offset);
 		} else if (k->offset == OFF(cache_size)) {
 			changed = cur->cache_size != next->cache_size;
+		} else if (k->offset == OFF(admission_capacity)) {
+			changed = cur->admission_capacity != next->admission_capacity;
 		} else if (k->offset == OFF(log_level)) {
 			changed = cur->log_level != next->log_level;
 		} else {
@@ -499,6 +518,17 @@ unsigned aiod_config_reload(struct aiod_config *cur, const struct aiod_config *n
 		} else if (k->offset == OFF(log_level)) {
 			cur->log_level = next->log_level;
 			aiod_log_set_level(cur->log_level);
+		} else if (k->type == K_STRING) {
+			char **dst = (char **)((char *)cur + k->offset);
+			char *v = talloc_strdup(cur, *(char *const *)((const char *)next + k->offset));
+			if (v != NULL) {
+				talloc_free(*dst);
+				*dst = v;
+			}
+		} else if (k->type == K_BOOL) {
+			*(bool *)((char *)cur + k->offset) = *(const bool *)((const char *)next + k->offset);
+		} else if (k->offset == OFF(admission_capacity)) {
+			cur->admission_capacity = next->admission_capacity;
 		} else {
 			*(uint32_t *)((char *)cur + k->offset) =
 				*(const uint32_t *)((const char *)next + k->offset);

@@ -48,6 +48,12 @@ struct aiod_config {
 	uint32_t readahead_blocks;
 	uint32_t readahead_io_size;
 	uint32_t be_deadline_ms;
+	bool auto_stream;
+	/* [admission] */
+	char *admission_mode;		/* "refuse", "demote" or "off" */
+	uint64_t admission_capacity;	/* bytes/s, 0 = from the profile */
+	char *admission_profile;
+	uint32_t admission_headroom_pct;
 	/* [stream.NAME] */
 	struct aiod_stream_class classes[AIOD_MAX_CLASSES];
 	unsigned n_classes;

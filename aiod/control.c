@@ -6,6 +6,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -35,9 +36,48 @@ static void fill_stats(struct aiod_ctx *ctx, struct rtio_stats_rep *r)
 	r->errors = ctx->st.errors;
 	r->protocol_errors = ctx->st.protocol_errors;
 	r->deadline_misses = ctx->st.deadline_misses;
-	r->reserved[0] = ctx->st.readahead_blocks;
-	r->reserved[1] = ctx->cache->evictions;
-	r->reserved[2] = ctx->st.sessions_total;
+	r->readahead_blocks = ctx->st.readahead_blocks;
+	r->evictions = ctx->cache->evictions;
+	r->sessions_total = ctx->st.sessions_total;
+	r->streams = ctx->streams;
+	r->reserved_Bps = ctx->reserved_Bps;
+	r->capacity_Bps = ctx->capacity_Bps;
+	r->admission_refused = ctx->admission_refused;
+	r->admission_demoted = ctx->admission_demoted;
+}
+
+/* The index-th file in hash order; stable while nothing opens or forgets files. */
+static int fill_file_stats(struct aiod_ctx *ctx, uint32_t index, struct rtio_file_stats_rep *r)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i <= ctx->files_mask; i++) {
+		for (struct aiod_file *f = ctx->files[i]; f != NULL; f = f->next) {
+			if (n++ != index) {
+				continue;
+			}
+			r->dev = f->dev;
+			r->ino = f->ino;
+			r->opens = f->opens;
+			for (unsigned c = 0; f->sclass != NULL && c < ctx->cfg->n_classes; c++) {
+				if (&ctx->cfg->classes[c] == f->sclass) {
+					r->stream_class = c + 1;
+				}
+			}
+			for (struct aiod_session *s = ctx->sessions; s != NULL; s = aiod_session_next(s)) {
+				for (struct aiod_open *o = *aiod_session_opens(s); o != NULL; o = o->next) {
+					if (o->file == f && o->reserved) {
+						r->reserved_bps += o->rate_bps;
+					}
+				}
+			}
+			r->deadline_misses = f->deadline_misses;
+			r->bytes_read = f->bytes_read;
+			snprintf(r->name, sizeof(r->name), "%s", f->name != NULL ? f->name : "");
+			return 0;
+		}
+	}
+	return -ENOENT;
 }
 
 void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union rtio_msg *m,
@@ -80,7 +120,7 @@ void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const uni
 				rep.open_rep.stream_class = i + 1;
 			}
 		}
-		rep.open_rep.bitrate = o->file->rate_bps;
+		rep.open_rep.bitrate = o->rate_bps;
 		SESS_DEBUG(s, "OPEN %s -> file %llu", name, (unsigned long long)o->id);
 		break;
 	}
@@ -114,6 +154,9 @@ void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const uni
 		break;
 	case RTIO_OP_STATS:
 		fill_stats(ctx, &rep.stats_rep);
+		break;
+	case RTIO_OP_FILE_STATS:
+		ret = fill_file_stats(ctx, m->file_stats_req.index, &rep.file_stats_rep);
 		break;
 	case RTIO_OP_DISCONNECT:
 		(void)aiod_session_control_reply(s, &rep, rep_len);

@@ -367,7 +367,8 @@ static void read0_finish(struct aiod_req *r)
 	rep.hdr.result = (int32_t)(pos - r->off);
 	rep.token = l->token;
 	ctx->st.bytes_read += pos - r->off;
-	if (r->waited_for_disk && l->open->file->rate_bps > 0) {
+	l->open->file->bytes_read += pos - r->off;
+	if (r->waited_for_disk && l->open->rate_bps > 0) {
 		/* A stream's read found its data not yet in the cache: it is late. */
 		ctx->st.deadline_misses++;
 		l->open->file->deadline_misses++;

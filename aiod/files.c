@@ -200,7 +200,19 @@ int aiod_open_add(struct aiod_ctx *ctx, struct aiod_session *s, int fd, const ch
 	f->opens++;
 	o->next = *aiod_session_opens(s);
 	*aiod_session_opens(s) = o;
+	if (f->name == NULL || strcmp(f->name, o->name) != 0) {
+		talloc_free(f->name);
+		f->name = talloc_strdup(f, o->name);
+	}
 	aiod_stream_classify(ctx, o);
+	if (f->sclass != NULL && o->readable) {
+		int ret = aiod_admission_admit(ctx, o, f->sclass->bitrate);
+		if (ret != 0) {
+			o->fd = -1;	/* the caller still owns fd and closes it */
+			aiod_open_close(ctx, s, o);	/* also puts the file */
+			return ret;
+		}
+	}
 	*out = o;
 	return 0;
 }
@@ -215,6 +227,7 @@ static void open_free(struct aiod_ctx *ctx, struct aiod_open *o)
 		f->ctime_ns = ts_ns(&st.st_ctim);
 		f->size = (uint64_t)st.st_size;
 	}
+	aiod_admission_release(ctx, o);
 	aiod_file_put(ctx, f);
 	/* Keep the file while it has cached blocks: its stamp validates them later. */
 	talloc_free(o);

@@ -24,6 +24,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"Usage: aiod [-c FILE] [-F] [-d LEVEL]\n"
 		"       aiod --print-defaults | --check-config [-c FILE] | --version | --help\n"
+		"       aiod --calibrate DIR [-c FILE] [--profile OUT] [--calibrate-size SIZE]\n"
 		"\n"
 		"The rtio I/O daemon: serves smbd's vfs_rtio module from a shared, locked\n"
 		"buffer cache with deadline-ordered io_uring I/O.\n"
@@ -33,6 +34,10 @@ static void usage(FILE *f)
 		"  -d, --debug LEVEL     log level 0..4 (overrides [global] log_level)\n"
 		"      --check-config    validate the configuration and exit\n"
 		"      --print-defaults  print every key with its default (a sample aiod.ini)\n"
+		"      --calibrate DIR   measure the device under DIR (random and sequential reads,\n"
+		"                        64K..16M) and write the profile admission control uses\n"
+		"      --profile OUT     where --calibrate writes (default: [admission] profile)\n"
+		"      --calibrate-size SIZE  test file size (default 1G); --calibrate-seconds S per point\n"
 		"  -V, --version         print the version\n"
 		"  -h, --help            this text\n");
 }
@@ -57,6 +62,7 @@ static void on_signal(struct tevent_context *ev, struct tevent_signal *se, int s
 		}
 		restart = aiod_config_reload(ctx->cfg, next);
 		talloc_free(next);
+		aiod_admission_init(ctx);
 		AIOD_NOTICE("configuration reloaded from %s%s", ctx->config_path,
 			    restart ? " (some changes need a restart, see above)" : "");
 		return;
@@ -117,10 +123,17 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ "check-config", no_argument, NULL, 1 },
 		{ "print-defaults", no_argument, NULL, 2 },
+		{ "calibrate", required_argument, NULL, 3 },
+		{ "profile", required_argument, NULL, 4 },
+		{ "calibrate-size", required_argument, NULL, 5 },
+		{ "calibrate-seconds", required_argument, NULL, 6 },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *config_path = AIOD_DEFAULT_CONFIG;
-	bool foreground = false, check_only = false;
+	bool foreground = false, check_only = false, config_given = false;
+	const char *calibrate_dir = NULL, *profile_out = NULL;
+	uint64_t calibrate_size = 1ull << 30;
+	double calibrate_seconds = 2.0;
 	int debug = -1;
 	struct aiod_ctx *ctx;
 	char err[512];
@@ -130,6 +143,7 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'c':
 			config_path = optarg;
+			config_given = true;
 			break;
 		case 'F':
 			foreground = true;
@@ -156,6 +170,26 @@ int main(int argc, char **argv)
 		case 2:
 			aiod_config_print_defaults(stdout);
 			return 0;
+		case 3:
+			calibrate_dir = optarg;
+			break;
+		case 4:
+			profile_out = optarg;
+			break;
+		case 5:
+			if (aiod_parse_size(optarg, &calibrate_size) != 0 || calibrate_size < (64u << 20)) {
+				fprintf(stderr, "aiod: --calibrate-size: a size of at least 64M, not '%s'\n",
+					optarg);
+				return 2;
+			}
+			break;
+		case 6:
+			calibrate_seconds = atof(optarg);
+			if (calibrate_seconds < 0.1 || calibrate_seconds > 600) {
+				fprintf(stderr, "aiod: --calibrate-seconds: 0.1..600, not '%s'\n", optarg);
+				return 2;
+			}
+			break;
 		default:
 			usage(stderr);
 			return 2;
@@ -175,14 +209,24 @@ int main(int argc, char **argv)
 	ctx->listen_fd = -1;
 	ctx->region.fd = -1;
 	ctx->config_path = config_path;
+	if (calibrate_dir != NULL && !config_given && access(config_path, F_OK) != 0) {
+		config_path = NULL;	/* calibrating needs no configuration */
+	}
 	ret = aiod_config_load(ctx, config_path, &ctx->cfg, err, sizeof(err));
 	if (ret != 0) {
 		fprintf(stderr, "aiod: %s\n", err);
 		talloc_free(ctx);
 		return 1;
 	}
+	if (calibrate_dir != NULL) {
+		ret = aiod_calibrate(ctx->cfg, calibrate_dir,
+				     profile_out != NULL ? profile_out : ctx->cfg->admission_profile,
+				     calibrate_size, calibrate_seconds);
+		talloc_free(ctx);
+		return ret == 0 ? 0 : 1;
+	}
 	if (check_only) {
-		printf("%s: ok\n", config_path);
+		printf("%s: ok\n", config_path != NULL ? config_path : "(built-in defaults)");
 		talloc_free(ctx);
 		return 0;
 	}
@@ -229,6 +273,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	aiod_admission_init(ctx);
 	if (aiod_listener_start(ctx, err, sizeof(err)) != 0) {
 		AIOD_ERR("%s", err);
 		aiod_region_destroy(&ctx->region);

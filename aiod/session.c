@@ -56,6 +56,11 @@ pid_t aiod_session_pid(const struct aiod_session *s)
 	return s->pid;
 }
 
+struct aiod_session *aiod_session_next(struct aiod_session *s)
+{
+	return s->next;
+}
+
 struct aiod_open **aiod_session_opens(struct aiod_session *s)
 {
 	return &s->opens;

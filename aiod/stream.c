@@ -27,18 +27,18 @@ void aiod_stream_classify(struct aiod_ctx *ctx, struct aiod_open *o)
 
 		if (fnmatch(sc->match, o->name, 0) == 0 || fnmatch(sc->match, base, 0) == 0) {
 			o->file->sclass = sc;
-			o->file->rate_bps = sc->bitrate;
 			AIOD_INFO("%s: stream class %s, %llu bit/s", o->name, sc->name,
 				  (unsigned long long)sc->bitrate);
 			return;
 		}
 	}
+	o->file->sclass = NULL;
 }
 
 /* Blocks of read-ahead that cover the class's prebuffer window, at least one. */
-static uint32_t stream_window_blocks(const struct aiod_ctx *ctx, const struct aiod_stream_class *sc)
+static uint32_t stream_window_blocks(const struct aiod_ctx *ctx, uint64_t bps, uint32_t prebuffer_ms)
 {
-	uint64_t bytes = sc->bitrate / 8 * (sc->prebuffer_ms + 1000) / 1000;
+	uint64_t bytes = bps / 8 * (prebuffer_ms + 1000) / 1000;
 	uint64_t blocks = (bytes + ctx->cache->block_size - 1) / ctx->cache->block_size;
 
 	if (blocks < 1) {
@@ -72,8 +72,22 @@ uint32_t aiod_stream_observe(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t
 	if (o->seq_hits < 2) {
 		return 0;
 	}
-	if (o->file->sclass != NULL) {
-		return stream_window_blocks(ctx, o->file->sclass);
+	if (o->file->sclass != NULL && o->rate_bps > 0) {
+		return stream_window_blocks(ctx, o->rate_bps, o->file->sclass->prebuffer_ms);
+	}
+	if (o->rate_bps == 0 && ctx->cfg->auto_stream && o->seq_hits >= 8 &&
+	    now - o->play_t0_ns >= 2000000000ull) {
+		/* A steady sequential reader: schedule it at the rate it has shown. */
+		uint64_t bps = (o->next_off - o->play_off0) * 8ull * 1000000000ull /
+			       (now - o->play_t0_ns);
+		if (bps > 0 && aiod_admission_admit(ctx, o, bps) == 0 && o->rate_bps > 0) {
+			o->auto_stream = true;
+			AIOD_INFO("%s: steady sequential reader at %llu bit/s, now a stream", o->name,
+				  (unsigned long long)bps);
+		}
+	}
+	if (o->rate_bps > 0) {
+		return stream_window_blocks(ctx, o->rate_bps, 1000);
 	}
 	return ctx->cfg->readahead_blocks;
 }
@@ -81,7 +95,7 @@ uint32_t aiod_stream_observe(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t
 uint64_t aiod_stream_deadline(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off)
 {
 	uint64_t now = aiod_now_ns();
-	uint64_t rate = o->file->rate_bps;
+	uint64_t rate = o->rate_bps;
 
 	if (rate == 0) {
 		return now + (uint64_t)ctx->cfg->be_deadline_ms * 1000000ull;

@@ -383,6 +383,24 @@ int rtio_client_stats(struct rtio_client *c, struct rtio_stats_rep *out)
 	return 0;
 }
 
+int rtio_client_file_stats(struct rtio_client *c, uint32_t index, struct rtio_file_stats_rep *out)
+{
+	struct rtio_file_stats_req req;
+	union rtio_msg rep;
+	int ret;
+
+	memset(&req, 0, sizeof(req));
+	rtio_hdr_init(&req.hdr, RTIO_OP_FILE_STATS, sizeof(req), 0);
+	req.index = index;
+	ret = client_control(c, &req, sizeof(req), NULL, 0, &rep, NULL, 0);
+	if (ret < 0) {
+		return ret;
+	}
+	*out = rep.file_stats_rep;
+	out->name[sizeof(out->name) - 1] = '\0';
+	return 0;
+}
+
 /* ---- data path ---- */
 
 static int client_send(struct rtio_client *c, const void *msg, size_t len)

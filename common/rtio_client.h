@@ -71,6 +71,8 @@ int rtio_client_close(struct rtio_client *c, uint64_t file_id);
 int rtio_client_ftruncate(struct rtio_client *c, uint64_t file_id, uint64_t length);
 int rtio_client_unlink(struct rtio_client *c, uint64_t dev, uint64_t ino);
 int rtio_client_stats(struct rtio_client *c, struct rtio_stats_rep *out);
+/* The index-th file aiod knows (0, 1, ...); -ENOENT past the last. */
+int rtio_client_file_stats(struct rtio_client *c, uint32_t index, struct rtio_file_stats_rep *out);
 
 /* Synchronous data operations. Return bytes (may be short only at EOF for reads) or -errno. */
 ssize_t rtio_client_pread(struct rtio_client *c, uint64_t file_id, void *buf, size_t n, off_t off);

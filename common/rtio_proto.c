@@ -30,6 +30,8 @@ static const struct rtio_op_desc rtio_ops[RTIO_OP_MAX] = {
 	[RTIO_OP_UNLINK]     = { "UNLINK", sizeof(struct rtio_unlink_req), sizeof(struct rtio_simple_rep) },
 	[RTIO_OP_FSYNC]      = { "FSYNC", sizeof(struct rtio_io_req), sizeof(struct rtio_simple_rep) },
 	[RTIO_OP_STATS]      = { "STATS", sizeof(struct rtio_hdr), sizeof(struct rtio_stats_rep) },
+	[RTIO_OP_FILE_STATS] = { "FILE_STATS", sizeof(struct rtio_file_stats_req),
+				 sizeof(struct rtio_file_stats_rep) },
 };
 
 const char *rtio_op_name(unsigned opcode)

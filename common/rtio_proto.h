@@ -7,7 +7,7 @@
  * Two transports carry the same message format:
  *
  *  - the control socket (AF_UNIX, SOCK_SEQPACKET, path from aiod.ini): CONNECT,
- *    DISCONNECT, OPEN, CLOSE, FTRUNCATE, UNLINK, STATS. These are rare and some
+ *    DISCONNECT, OPEN, CLOSE, FTRUNCATE, UNLINK, STATS, FILE_STATS. These are rare and some
  *    carry descriptors (SCM_RIGHTS): aiod never opens a path a client names, it
  *    works on the descriptor smbd already opened with the user's rights.
  *  - per-session POSIX message queues (request and reply): READ0, READ1, WRITE0,
@@ -47,6 +47,7 @@ enum rtio_op {
 	RTIO_OP_UNLINK     = 10,	/* a file was removed: forget its cached blocks */
 	RTIO_OP_FSYNC      = 11,
 	RTIO_OP_STATS      = 12,
+	RTIO_OP_FILE_STATS = 13,
 	RTIO_OP_MAX			/* first unassigned opcode */
 };
 
@@ -151,8 +152,34 @@ struct rtio_stats_rep {
 	uint64_t requests;	/* data-path requests handled */
 	uint64_t errors;	/* requests answered with an error */
 	uint64_t protocol_errors;	/* malformed messages dropped */
+	uint64_t deadline_misses;	/* stream reads that found their data not yet cached */
+	uint64_t readahead_blocks;
+	uint64_t evictions;
+	uint64_t sessions_total;	/* since start */
+	uint64_t streams;		/* admitted stream opens */
+	uint64_t reserved_Bps;		/* bytes/s reserved for them */
+	uint64_t capacity_Bps;		/* device capacity admission works with, 0 = unknown */
+	uint64_t admission_refused;
+	uint64_t admission_demoted;
+	uint64_t reserved;
+};
+
+/* FILE_STATS: the index-th file aiod knows; -ENOENT past the last. */
+struct rtio_file_stats_req {
+	struct rtio_hdr hdr;
+	uint32_t index;		/* client */
+	uint32_t reserved;
+};
+
+struct rtio_file_stats_rep {
+	struct rtio_hdr hdr;
+	uint64_t dev, ino;	/* aiod */
+	uint32_t opens;
+	uint32_t stream_class;	/* 0 = none, else index + 1 */
+	uint64_t reserved_bps;	/* sum over its admitted opens */
 	uint64_t deadline_misses;
-	uint64_t reserved[9];
+	uint64_t bytes_read;
+	char name[128];		/* share-relative name of the last OPEN */
 };
 
 /* ---- data path (message queues) ---- */
@@ -193,6 +220,8 @@ union rtio_msg {
 	struct rtio_ftruncate_req ftruncate_req;
 	struct rtio_unlink_req unlink_req;
 	struct rtio_stats_rep stats_rep;
+	struct rtio_file_stats_req file_stats_req;
+	struct rtio_file_stats_rep file_stats_rep;
 	struct rtio_io_req io_req;
 	struct rtio_io_rep io_rep;
 	struct rtio_release_req release_req;
@@ -213,6 +242,8 @@ _Static_assert(sizeof(struct rtio_close_req) == 40, "rtio_close_req");
 _Static_assert(sizeof(struct rtio_ftruncate_req) == 48, "rtio_ftruncate_req");
 _Static_assert(sizeof(struct rtio_unlink_req) == 48, "rtio_unlink_req");
 _Static_assert(sizeof(struct rtio_stats_rep) == 224, "rtio_stats_rep");
+_Static_assert(sizeof(struct rtio_file_stats_req) == 40, "rtio_file_stats_req");
+_Static_assert(sizeof(struct rtio_file_stats_rep) == 208, "rtio_file_stats_rep");
 _Static_assert(sizeof(struct rtio_io_req) == 56, "rtio_io_req");
 _Static_assert(offsetof(struct rtio_io_rep, seg) == 48, "rtio_io_rep.seg");
 _Static_assert(sizeof(struct rtio_io_rep) == 48 + 16 * RTIO_MAX_SEGS, "rtio_io_rep");

@@ -2,6 +2,7 @@
  * aiodctl: talk to a running aiod through the rtio client library.
  *
  *   aiodctl [-s SOCKET] stats              counters as key=value lines
+ *   aiodctl [-s SOCKET] files              per-file streams, reservations, deadline misses
  *   aiodctl [-s SOCKET] cat FILE [OFF [LEN]]  read FILE through aiod to stdout
  *   aiodctl [-s SOCKET] write FILE [OFF]   write stdin into FILE through aiod
  *
@@ -25,7 +26,7 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: aiodctl [-s SOCKET] [-t TIMEOUT_MS] stats\n"
+	fprintf(f, "Usage: aiodctl [-s SOCKET] [-t TIMEOUT_MS] stats | files\n"
 		   "       aiodctl [-s SOCKET] cat FILE [OFFSET [LENGTH]]\n"
 		   "       aiodctl [-s SOCKET] write FILE [OFFSET]   (data from stdin)\n"
 		   "Default socket: " DEFAULT_SOCKET "\n");
@@ -53,20 +54,50 @@ static int cmd_stats(struct rtio_client *c)
 		fprintf(stderr, "aiodctl: stats: %s\n", strerror(-ret));
 		return 1;
 	}
-	printf("sessions=%llu\nfiles=%llu\nblocks_total=%llu\nblocks_used=%llu\n"
-	       "blocks_pinned=%llu\ncache_hits=%llu\ncache_misses=%llu\ndisk_reads=%llu\n"
-	       "disk_writes=%llu\nbytes_read=%llu\nbytes_written=%llu\nrequests=%llu\n"
-	       "errors=%llu\nprotocol_errors=%llu\ndeadline_misses=%llu\nreadahead_blocks=%llu\n"
-	       "evictions=%llu\nsessions_total=%llu\n",
-	       (unsigned long long)st.sessions, (unsigned long long)st.files,
-	       (unsigned long long)st.blocks_total, (unsigned long long)st.blocks_used,
-	       (unsigned long long)st.blocks_pinned, (unsigned long long)st.cache_hits,
-	       (unsigned long long)st.cache_misses, (unsigned long long)st.disk_reads,
-	       (unsigned long long)st.disk_writes, (unsigned long long)st.bytes_read,
-	       (unsigned long long)st.bytes_written, (unsigned long long)st.requests,
-	       (unsigned long long)st.errors, (unsigned long long)st.protocol_errors,
-	       (unsigned long long)st.deadline_misses, (unsigned long long)st.reserved[0],
-	       (unsigned long long)st.reserved[1], (unsigned long long)st.reserved[2]);
+#define P(field) printf(#field "=%llu\n", (unsigned long long)st.field)
+	P(sessions);
+	P(sessions_total);
+	P(files);
+	P(blocks_total);
+	P(blocks_used);
+	P(blocks_pinned);
+	P(cache_hits);
+	P(cache_misses);
+	P(evictions);
+	P(readahead_blocks);
+	P(disk_reads);
+	P(disk_writes);
+	P(bytes_read);
+	P(bytes_written);
+	P(requests);
+	P(errors);
+	P(protocol_errors);
+	P(deadline_misses);
+	P(streams);
+	P(reserved_Bps);
+	P(capacity_Bps);
+	P(admission_refused);
+	P(admission_demoted);
+#undef P
+	return 0;
+}
+
+static int cmd_files(struct rtio_client *c)
+{
+	struct rtio_file_stats_rep f;
+	int ret;
+
+	printf("%-40s %5s %5s %12s %8s %14s\n", "file", "opens", "class", "reserved_bps",
+	       "misses", "bytes_read");
+	for (uint32_t i = 0; (ret = rtio_client_file_stats(c, i, &f)) == 0; i++) {
+		printf("%-40s %5u %5u %12llu %8llu %14llu\n", f.name[0] ? f.name : "?", f.opens,
+		       f.stream_class, (unsigned long long)f.reserved_bps,
+		       (unsigned long long)f.deadline_misses, (unsigned long long)f.bytes_read);
+	}
+	if (ret != -ENOENT) {
+		fprintf(stderr, "aiodctl: files: %s\n", strerror(-ret));
+		return 1;
+	}
 	return 0;
 }
 
@@ -212,6 +243,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[optind], "stats") == 0 && optind + 1 == argc) {
 		rc = cmd_stats(c);
+	} else if (strcmp(argv[optind], "files") == 0 && optind + 1 == argc) {
+		rc = cmd_files(c);
 	} else if (strcmp(argv[optind], "cat") == 0) {
 		rc = cmd_cat(c, argc - optind - 1, argv + optind + 1);
 	} else if (strcmp(argv[optind], "write") == 0) {

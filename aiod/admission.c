@@ -1,0 +1,114 @@
+/*
+ * Admission control: a stream is a promise to deliver bitrate/8 bytes every
+ * second. aiod only makes promises the device can keep: the sum of admitted
+ * streams stays below the device's capacity (measured by aiod --calibrate, or
+ * configured) minus a headroom left to best-effort I/O. A stream that does not
+ * fit is refused (its open fails) or demoted to best effort, per aiod.ini.
+ *
+ * Capacity is the random-read throughput at the read-ahead request size: with
+ * many streams interleaved, every read-ahead request costs a seek.
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <errno.h>
+#include <iniparser.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aiod.h"
+#include "log.h"
+
+/* Random-read bytes/s at the largest profiled size not above io_size; 0 if none. */
+static uint64_t profile_capacity(const char *path, uint32_t io_size)
+{
+	static const uint32_t sizes[] = { 16u << 20, 8u << 20, 4u << 20, 2u << 20, 1u << 20,
+					  512u << 10, 256u << 10, 128u << 10, 64u << 10 };
+	dictionary *d = iniparser_load(path);
+	uint64_t cap = 0;
+
+	if (d == NULL) {
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]) && cap == 0; i++) {
+		char key[64];
+
+		if (sizes[i] > io_size) {
+			continue;
+		}
+		snprintf(key, sizeof(key), "random:%u", sizes[i]);
+		cap = strtoull(iniparser_getstring(d, key, "0"), NULL, 10);
+	}
+	iniparser_freedict(d);
+	return cap;
+}
+
+void aiod_admission_init(struct aiod_ctx *ctx)
+{
+	const struct aiod_config *cfg = ctx->cfg;
+
+	if (cfg->admission_capacity > 0) {
+		ctx->capacity_Bps = cfg->admission_capacity;
+		AIOD_NOTICE("admission: device capacity %llu MB/s (configured), mode %s",
+			    (unsigned long long)(ctx->capacity_Bps / 1000000), cfg->admission_mode);
+		return;
+	}
+	ctx->capacity_Bps = profile_capacity(cfg->admission_profile, cfg->readahead_io_size);
+	if (ctx->capacity_Bps > 0) {
+		AIOD_NOTICE("admission: device capacity %llu MB/s for %u KiB reads (from %s), mode %s",
+			    (unsigned long long)(ctx->capacity_Bps / 1000000),
+			    cfg->readahead_io_size >> 10, cfg->admission_profile, cfg->admission_mode);
+	} else if (cfg->n_classes > 0 && strcmp(cfg->admission_mode, "off") != 0) {
+		AIOD_WARN("admission: device capacity unknown (no [admission] capacity and no "
+			  "profile at %s; run aiod --calibrate DIR): every stream is admitted",
+			  cfg->admission_profile);
+	}
+}
+
+int aiod_admission_admit(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t bps)
+{
+	const struct aiod_config *cfg = ctx->cfg;
+	uint64_t need = bps / 8;
+	uint64_t limit = ctx->capacity_Bps / 100 * (100 - cfg->admission_headroom_pct);
+
+	if (o->reserved) {
+		return 0;
+	}
+	if (strcmp(cfg->admission_mode, "off") != 0 && ctx->capacity_Bps > 0 &&
+	    ctx->reserved_Bps + need > limit) {
+		if (strcmp(cfg->admission_mode, "refuse") == 0) {
+			ctx->admission_refused++;
+			AIOD_WARN("admission: refused stream %s at %llu bit/s: %u streams already "
+				  "reserve %llu of %llu bytes/s", o->name, (unsigned long long)bps,
+				  ctx->streams, (unsigned long long)ctx->reserved_Bps,
+				  (unsigned long long)limit);
+			return -ENOBUFS;
+		}
+		ctx->admission_demoted++;
+		o->rate_bps = 0;
+		AIOD_NOTICE("admission: %s at %llu bit/s served best effort: %u streams already "
+			    "reserve %llu of %llu bytes/s", o->name, (unsigned long long)bps,
+			    ctx->streams, (unsigned long long)ctx->reserved_Bps,
+			    (unsigned long long)limit);
+		return 0;
+	}
+	o->rate_bps = bps;
+	o->reserved = true;
+	ctx->reserved_Bps += need;
+	ctx->streams++;
+	AIOD_INFO("admission: stream %s at %llu bit/s admitted (%u streams, %llu bytes/s reserved)",
+		  o->name, (unsigned long long)bps, ctx->streams,
+		  (unsigned long long)ctx->reserved_Bps);
+	return 0;
+}
+
+void aiod_admission_release(struct aiod_ctx *ctx, struct aiod_open *o)
+{
+	if (!o->reserved) {
+		return;
+	}
+	o->reserved = false;
+	ctx->reserved_Bps -= o->rate_bps / 8;
+	ctx->streams--;
+}
