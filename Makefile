@@ -89,11 +89,13 @@ install-module: $(BUILD)/rtio.so
 
 # ---- unit tests: each built twice, plainly and with ASan + UBSan ----
 
-UNIT_TESTS := test_proto test_cache test_edf test_config
+UNIT_TESTS := test_proto test_cache test_edf test_config test_stream
 test_proto_SRC  := common/rtio_proto.c
 test_cache_SRC  := aiod/cache.c
 test_edf_SRC    := aiod/edf.c
 test_config_SRC := aiod/config.c aiod/log.c
+test_stream_SRC := aiod/stream.c aiod/admission.c aiod/config.c aiod/log.c aiod/cache.c \
+	aiod/engine.c aiod/edf.c
 
 define unit_rules
 $(BUILD)/unit/$(1): tests/unit/$(1).c $$($(1)_SRC) $(COMMON_HDR) $(AIOD_HDR)

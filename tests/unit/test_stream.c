@@ -1,0 +1,187 @@
+/*
+ * Unit tests: the pattern analyzer, read-ahead sizing, deadlines
+ * (aiod/stream.c) and the admission arithmetic (aiod/admission.c).
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "aiod.h"
+
+#define BS (1u << 20)
+#define NB 256
+
+struct fixture {
+	struct aiod_ctx ctx;
+	struct aiod_file file;
+	struct aiod_open open;
+	uint8_t *data;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = talloc_zero(NULL, struct fixture);
+	char err[256];
+
+	assert_non_null(f);
+	assert_int_equal(aiod_config_load(f, NULL, &f->ctx.cfg, err, sizeof(err)), 0);
+	f->ctx.cfg->n_classes = 1;
+	f->ctx.cfg->classes[0].name = "hd";
+	f->ctx.cfg->classes[0].match = "*.mxf";
+	f->ctx.cfg->classes[0].bitrate = 100000000;	/* 12.5 MB/s */
+	f->ctx.cfg->classes[0].prebuffer_ms = 1000;
+	/* The analyzer only looks at block size and count: no memory behind the blocks. */
+	f->ctx.cache = aiod_cache_create(f, (uint8_t *)0x1000, BS, NB);
+	assert_non_null(f->ctx.cache);
+	f->open.file = &f->file;
+	f->open.name = "clips/a.mxf";
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	talloc_free(*state);
+	return 0;
+}
+
+static void test_stream_classify_by_pattern(void **state)
+{
+	struct fixture *f = *state;
+
+	aiod_stream_classify(&f->ctx, &f->open);	/* base name matches *.mxf */
+	assert_ptr_equal(f->file.sclass, &f->ctx.cfg->classes[0]);
+	f->open.name = "clips/a.mov";
+	aiod_stream_classify(&f->ctx, &f->open);
+	assert_null(f->file.sclass);
+}
+
+static void test_stream_sequential_reader_gets_readahead(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t off = 5 * BS;
+
+	/* Best effort: the first reads only establish the pattern. */
+	assert_int_equal(aiod_stream_observe(&f->ctx, &f->open, off, BS), 0);
+	off += BS;
+	assert_int_equal(aiod_stream_observe(&f->ctx, &f->open, off, BS), 0);
+	off += BS;
+	assert_int_equal(aiod_stream_observe(&f->ctx, &f->open, off, BS), f->ctx.cfg->readahead_blocks);
+	/* A jump disables read-ahead until the reader is sequential again. */
+	assert_int_equal(aiod_stream_observe(&f->ctx, &f->open, 77 * BS, BS), 0);
+	assert_int_equal(f->open.ra_next_blk, 0);
+}
+
+static void test_stream_readahead_covers_prebuffer(void **state)
+{
+	struct fixture *f = *state;
+	uint32_t n = 0;
+
+	f->file.sclass = &f->ctx.cfg->classes[0];
+	f->open.rate_bps = 100000000;
+	for (int i = 0; i < 3; i++) {
+		n = aiod_stream_observe(&f->ctx, &f->open, (uint64_t)i * BS, BS);
+	}
+	/* (prebuffer 1 s + 1 s of margin) at 12.5 MB/s = 25 MB = 24 blocks, rounded up. */
+	assert_int_equal(n, 24);
+	/* A stream never takes more than an eighth of the cache. */
+	f->open.rate_bps = 10000000000ull;
+	n = aiod_stream_observe(&f->ctx, &f->open, 3ull * BS, BS);
+	assert_int_equal(n, NB / 8);
+}
+
+static void test_stream_deadlines_follow_playback(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t now, d1, d10;
+
+	f->open.rate_bps = 80000000;	/* 10 MB/s: 1 MB is due every 100 ms */
+	f->open.next_off = 0;
+	now = aiod_now_ns();
+	d1 = aiod_stream_deadline(&f->ctx, &f->open, 1000000);
+	d10 = aiod_stream_deadline(&f->ctx, &f->open, 10000000);
+	assert_true(d1 >= now + 99000000ull && d1 <= now + 150000000ull);
+	assert_true(d10 >= now + 999000000ull && d10 <= now + 1050000000ull);
+	/* Data behind the reader is due now. */
+	f->open.next_off = 20000000;
+	assert_true(aiod_stream_deadline(&f->ctx, &f->open, 0) <= aiod_now_ns());
+	/* Best effort: due best_effort_deadline_ms from now. */
+	f->open.rate_bps = 0;
+	now = aiod_now_ns();
+	d1 = aiod_stream_deadline(&f->ctx, &f->open, 0);
+	assert_true(d1 >= now + 499000000ull && d1 <= now + 550000000ull);
+}
+
+static void test_admission_refuses_overcommit(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_open o[4];
+
+	f->ctx.cfg->admission_mode = "refuse";
+	f->ctx.cfg->admission_headroom_pct = 10;
+	f->ctx.capacity_Bps = 40000000;	/* 90 % = 36 MB/s: two 12.5 MB/s streams, not three */
+	memset(o, 0, sizeof(o));
+	for (int i = 0; i < 4; i++) {
+		o[i].name = "x.mxf";
+		o[i].file = &f->file;
+	}
+	assert_int_equal(aiod_admission_admit(&f->ctx, &o[0], 100000000), 0);
+	assert_int_equal(aiod_admission_admit(&f->ctx, &o[1], 100000000), 0);
+	assert_int_equal(aiod_admission_admit(&f->ctx, &o[2], 100000000), -ENOBUFS);
+	assert_int_equal(f->ctx.streams, 2);
+	assert_int_equal(f->ctx.reserved_Bps, 25000000);
+	assert_int_equal(f->ctx.admission_refused, 1);
+	/* Demote mode: admitted, but as best effort. */
+	f->ctx.cfg->admission_mode = "demote";
+	assert_int_equal(aiod_admission_admit(&f->ctx, &o[2], 100000000), 0);
+	assert_int_equal(o[2].rate_bps, 0);
+	assert_false(o[2].reserved);
+	/* A small stream still fits. */
+	assert_int_equal(aiod_admission_admit(&f->ctx, &o[3], 50000000), 0);
+	assert_int_equal(f->ctx.reserved_Bps, 31250000);
+	/* Releasing gives the reservation back, once. */
+	aiod_admission_release(&f->ctx, &o[0]);
+	aiod_admission_release(&f->ctx, &o[0]);
+	assert_int_equal(f->ctx.reserved_Bps, 18750000);
+	assert_int_equal(f->ctx.streams, 2);
+	aiod_admission_release(&f->ctx, &o[2]);	/* demoted: nothing reserved */
+	assert_int_equal(f->ctx.streams, 2);
+}
+
+static void test_admission_unknown_capacity_admits(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_open o = { .name = "y.mxf" };
+
+	f->ctx.cfg->admission_mode = "refuse";
+	f->ctx.capacity_Bps = 0;
+	for (int i = 0; i < 100; i++) {
+		o.reserved = false;
+		assert_int_equal(aiod_admission_admit(&f->ctx, &o, 100000000), 0);
+	}
+	assert_int_equal(f->ctx.streams, 100);
+}
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_stream_classify_by_pattern, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_sequential_reader_gets_readahead, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_readahead_covers_prebuffer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_deadlines_follow_playback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_admission_refuses_overcommit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_admission_unknown_capacity_admits, setup, teardown),
+	};
+
+	if (argc > 1) {
+		cmocka_set_test_filter(argv[1]);
+	}
+	return cmocka_run_group_tests_name("stream", tests, NULL, NULL);
+}
