@@ -93,6 +93,8 @@ struct aiod_open {
 	uint64_t ra_next_blk;		/* first block not yet read ahead */
 	uint64_t rate_t0_ns, rate_bytes;
 	uint64_t play_t0_ns, play_off0;	/* stream timeline origin */
+	/* Write aggregation: a sequential writer's range not yet pushed to the disk. */
+	uint64_t wb_start, wb_end;
 };
 
 /* Blocks pinned for a client between READ0 and READ1, or WRITE0 and WRITE1. */
@@ -113,6 +115,7 @@ struct aiod_stats {
 	uint64_t requests, errors, protocol_errors;
 	uint64_t deadline_misses;
 	uint64_t readahead_blocks;
+	uint64_t writebacks;
 	uint64_t sessions_total;
 };
 

@@ -44,6 +44,7 @@ static void fill_stats(struct aiod_ctx *ctx, struct rtio_stats_rep *r)
 	r->capacity_Bps = ctx->capacity_Bps;
 	r->admission_refused = ctx->admission_refused;
 	r->admission_demoted = ctx->admission_demoted;
+	r->writebacks = ctx->st.writebacks;
 }
 
 /* The index-th file in hash order; stable while nothing opens or forgets files. */

@@ -23,7 +23,7 @@
 #include "log.h"
 #include "edf.h"
 
-enum engine_op_kind { ENGINE_READ, ENGINE_READV, ENGINE_WRITE, ENGINE_FSYNC };
+enum engine_op_kind { ENGINE_READ, ENGINE_READV, ENGINE_WRITE, ENGINE_FSYNC, ENGINE_WRITEBACK };
 
 #define ENGINE_MAX_IOV 16
 
@@ -111,6 +111,9 @@ static void engine_prep(struct aiod_engine *e, struct io_uring_sqe *sqe, struct 
 	case ENGINE_FSYNC:
 		io_uring_prep_fsync(sqe, op->fd, op->datasync ? IORING_FSYNC_DATASYNC : 0);
 		break;
+	case ENGINE_WRITEBACK:
+		io_uring_prep_sync_file_range(sqe, op->fd, op->len, op->off, SYNC_FILE_RANGE_WRITE);
+		break;
 	}
 	io_uring_sqe_set_data(sqe, op);
 }
@@ -179,7 +182,7 @@ static void engine_complete(struct aiod_engine *e, struct engine_op *op, int res
 		e->st.resubmits++;
 		goto requeue;
 	}
-	if (res > 0 && op->kind != ENGINE_FSYNC) {
+	if (res > 0 && op->kind != ENGINE_FSYNC && op->kind != ENGINE_WRITEBACK) {
 		op->done_bytes += (uint32_t)res;
 		if ((uint32_t)res < op->len) {
 			/* Short transfer: go on from where it stopped. */
@@ -193,7 +196,7 @@ static void engine_complete(struct aiod_engine *e, struct engine_op *op, int res
 			goto requeue;
 		}
 		res = (int)op->done_bytes;
-	} else if (res == 0 && op->kind != ENGINE_FSYNC) {
+	} else if (res == 0 && op->kind != ENGINE_FSYNC && op->kind != ENGINE_WRITEBACK) {
 		res = (int)op->done_bytes;	/* EOF */
 		if (op->kind == ENGINE_WRITE && res == 0) {
 			res = -EIO;	/* a write that makes no progress would loop forever */
@@ -330,7 +333,7 @@ static int engine_queue(struct aiod_engine *e, enum engine_op_kind kind, int fd,
 {
 	struct engine_op *op;
 
-	if (kind != ENGINE_FSYNC && (block >= e->nblocks || buf_off > e->block_size ||
+	if (kind != ENGINE_FSYNC && kind != ENGINE_WRITEBACK && (block >= e->nblocks || buf_off > e->block_size ||
 				     len > e->block_size - buf_off)) {
 		return -EINVAL;
 	}
@@ -341,7 +344,7 @@ static int engine_queue(struct aiod_engine *e, enum engine_op_kind kind, int fd,
 	op->kind = kind;
 	op->fd = fd;
 	op->block = block;
-	op->buf = e->bufs + (uint64_t)block * e->block_size + buf_off;
+	op->buf = kind == ENGINE_WRITEBACK ? NULL : e->bufs + (uint64_t)block * e->block_size + buf_off;
 	op->len = len;
 	op->off = off;
 	op->datasync = datasync;
@@ -415,6 +418,13 @@ int aiod_engine_fsync(struct aiod_engine *e, int fd, bool datasync, uint64_t dea
 		      aiod_engine_done_fn done, void *private_data)
 {
 	return engine_queue(e, ENGINE_FSYNC, fd, 0, 0, 0, 0, datasync, deadline_ns, done,
+			    private_data);
+}
+
+int aiod_engine_writeback(struct aiod_engine *e, int fd, uint64_t off, uint32_t len,
+			  uint64_t deadline_ns, aiod_engine_done_fn done, void *private_data)
+{
+	return engine_queue(e, ENGINE_WRITEBACK, fd, 0, 0, len, off, false, deadline_ns, done,
 			    private_data);
 }
 

@@ -51,6 +51,10 @@ int aiod_engine_write(struct aiod_engine *e, int fd, uint32_t block, uint32_t bu
 int aiod_engine_fsync(struct aiod_engine *e, int fd, bool datasync, uint64_t deadline_ns,
 		      aiod_engine_done_fn done, void *private_data);
 
+/* Start writeback of [off, off + len) (sync_file_range WRITE): returns once queued in the kernel. */
+int aiod_engine_writeback(struct aiod_engine *e, int fd, uint64_t off, uint32_t len,
+			  uint64_t deadline_ns, aiod_engine_done_fn done, void *private_data);
+
 void aiod_engine_get_stats(const struct aiod_engine *e, struct aiod_engine_stats *out);
 
 /* CLOCK_MONOTONIC now, in ns. */

@@ -161,7 +161,7 @@ struct rtio_stats_rep {
 	uint64_t capacity_Bps;		/* device capacity admission works with, 0 = unknown */
 	uint64_t admission_refused;
 	uint64_t admission_demoted;
-	uint64_t reserved;
+	uint64_t writebacks;		/* aggregated writeback requests (write aggregation) */
 };
 
 /* FILE_STATS: the index-th file aiod knows; -ENOENT past the last. */

@@ -78,6 +78,7 @@ static int cmd_stats(struct rtio_client *c)
 	P(capacity_Bps);
 	P(admission_refused);
 	P(admission_demoted);
+	P(writebacks);
 #undef P
 	return 0;
 }
