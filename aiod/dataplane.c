@@ -425,8 +425,19 @@ static void readahead(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t last, 
 	if (n == 0) {
 		return;
 	}
-	if (o->ra_next_blk > first && o->ra_next_blk < stop) {
-		first = o->ra_next_blk;	/* already asked for up to there */
+	if (per_io > n) {
+		per_io = n;
+	}
+	if (o->ra_next_blk > first) {
+		/*
+		 * Already asked for up to there. Refill only when a whole io_size
+		 * request fits in the window again: topping it up block by block
+		 * would cost a seek per block on a disk.
+		 */
+		if (o->ra_next_blk >= stop || (stop - o->ra_next_blk < per_io && stop < nblk_file)) {
+			return;
+		}
+		first = o->ra_next_blk;
 	}
 	for (uint64_t blk = first; blk <= stop; blk++) {
 		bool cached = blk < stop &&
