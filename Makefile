@@ -50,10 +50,12 @@ deps:
 	@BUILD=$(BUILD) scripts/deps.sh
 
 include mk/samba.mk
--include bench/emudisk/emudisk.mk
--include bench/stream/stream.mk
+include bench/emudisk/emudisk.mk
+include bench/stream/stream.mk
+-include bench/fio/fio.mk
 
 build: $(BUILD)/aiod $(BUILD)/aiodctl $(BUILD)/librtio-client.a $(BUILD)/rtio.so unit-build \
+	$(BUILD)/emudisk $(BUILD)/rtio-stream \
 	$(BUILD)/test/aiod_stress $(BUILD)/test/aiod_badinput $(BUILD)/test/aiod_admission
 
 $(BUILD)/obj/%.o: %.c $(COMMON_HDR) $(AIOD_HDR)
@@ -109,14 +111,16 @@ $(BUILD)/unit-asan/$(1): tests/unit/$(1).c $$($(1)_SRC) $(COMMON_HDR) $(AIOD_HDR
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call unit_rules,$(t))))
 
-unit-build: $(UNIT_TESTS:%=$(BUILD)/unit/%) $(UNIT_TESTS:%=$(BUILD)/unit-asan/%)
+BENCH_TESTS := $(BUILD)/emudisk-test $(BUILD)/rtio-stream-test
+
+unit-build: $(UNIT_TESTS:%=$(BUILD)/unit/%) $(UNIT_TESTS:%=$(BUILD)/unit-asan/%) $(BENCH_TESTS)
 
 unit: unit-build
-	@BUILD=$(BUILD) tests/unit/run.sh $(UNIT_TESTS)
+	@BUILD=$(BUILD) BENCH_TESTS="$(BENCH_TESTS)" tests/unit/run.sh $(UNIT_TESTS)
 
 check: all
 	@$(MAKE) --no-print-directory install-module
-	@BUILD=$(BUILD) UNIT_TESTS="$(UNIT_TESTS)" tests/run-all.sh
+	@BUILD=$(BUILD) UNIT_TESTS="$(UNIT_TESTS)" BENCH_TESTS="$(BENCH_TESTS)" tests/run-all.sh
 
 integration: all
 	@$(MAKE) --no-print-directory install-module

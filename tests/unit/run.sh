@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run the cmocka unit tests, each plainly and under ASan + UBSan.
-# Usage: BUILD=build tests/unit/run.sh test_proto test_cache ...
+# Usage: BUILD=build [BENCH_TESTS="bin ..."] tests/unit/run.sh test_proto test_cache ...
 # Prints one closing line "unit: N passed, M failed"; exit 1 if any failed.
 set -u
 BUILD=${BUILD:-build}
@@ -34,6 +34,29 @@ for t in "$@"; do
 			echo "unit: ok   $variant/$t ($n_ok tests)"
 		fi
 	done
+done
+# The benchmark tools' own unit tests print "ok   NAME" / "FAIL NAME".
+for bin in ${BENCH_TESTS:-}; do
+	if [ ! -x "$bin" ]; then
+		echo "unit: $bin is missing (build it with make)"
+		fail=$((fail + 1))
+		continue
+	fi
+	out=$("$bin" 2>&1)
+	rc=$?
+	n_ok=$(printf '%s\n' "$out" | grep -c '^ok ')
+	n_bad=$(printf '%s\n' "$out" | grep -c '^FAIL ')
+	if [ $rc -ne 0 ] && [ "$n_bad" = 0 ]; then
+		n_bad=1
+	fi
+	pass=$((pass + n_ok))
+	fail=$((fail + n_bad))
+	if [ $rc -ne 0 ]; then
+		printf '%s\n' "$out"
+		echo "unit: FAIL $(basename "$bin") (exit $rc)"
+	else
+		echo "unit: ok   $(basename "$bin") ($n_ok tests)"
+	fi
 done
 echo "unit: $pass passed, $fail failed"
 [ $fail -eq 0 ]

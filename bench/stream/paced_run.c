@@ -1,0 +1,61 @@
+#include "pacing.h"
+#include "stream_run.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int paced_run(struct smb_source *src, const struct stream_opts *o,
+	      struct stream_result *r, volatile sig_atomic_t *stop)
+{
+	struct pacing p;
+	int64_t end_ns, t0;
+	uint64_t k;
+	char *buf;
+	int rc = 0;
+
+	buf = malloc(o->chunk);
+	if (buf == NULL)
+		return r->error = -ENOMEM;
+	t0 = mono_now_ns();
+	pacing_init(&p, t0, o->bitrate_bps, o->chunk, o->prebuffer);
+	end_ns = t0 + (int64_t)(o->duration_s * 1e9);
+
+	for (k = 0; !*stop; k++) {
+		int64_t issue = pacing_issue_at(&p, k);
+		int64_t due = pacing_due_at(&p, k);
+		int64_t started, arrived;
+
+		if (issue >= end_ns)
+			break;
+		/* never ahead of the prebuffer window; late means issue at once */
+		rc = sleep_until_ns(issue, stop);
+		if (rc != 0 && rc != EINTR) {
+			rc = -rc;
+			break;
+		}
+		rc = 0;
+		if (*stop)
+			break;
+		started = mono_now_ns();
+		rc = smb_source_read(src, buf, o->chunk);
+		arrived = mono_now_ns();
+		if (rc != 0)
+			break;
+		r->chunks++;
+		r->bytes += o->chunk;
+		r->elapsed_ns = arrived - t0;
+		if (arrived > due)
+			r->misses++;
+		if (samples_add(&r->lateness_ms, (double)(arrived - due) / 1e6) != 0 ||
+		    samples_add(&r->read_ms, (double)(arrived - started) / 1e6) != 0) {
+			rc = -ENOMEM;
+			break;
+		}
+	}
+	r->interrupted = *stop != 0;
+	free(buf);
+	r->error = rc;
+	return rc;
+}

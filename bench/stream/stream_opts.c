@@ -1,0 +1,227 @@
+#include "stream_opts.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PROG "rtio-stream"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: " PROG " --url smb://HOST[:PORT]/SHARE/FILE --user [DOM\\]USER%%PASS\n"
+		"                   [--bitrate 100M] [--chunk 1M] [--prebuffer 2]\n"
+		"                   [--duration 10] [--offset 0] [--greedy] [--debug N]\n"
+		"\n"
+		"Paced (default): chunk k is requested at t0 + k*period and due at\n"
+		"t0 + (k + prebuffer)*period, period = chunk*8/bitrate; one read in\n"
+		"flight, so at most `prebuffer` chunks are ever buffered or in flight\n"
+		"ahead of playback.  A chunk arriving after its due time is a miss.\n"
+		"--greedy reads back to back (default chunk 8M) and reports throughput.\n"
+		"The file wraps to its start at EOF.  One JSON object goes to stdout.\n"
+		"\n"
+		"  --bitrate  bit/s, decimal suffixes K M G (100M = 100,000,000)\n"
+		"  --chunk    bytes, binary suffixes K M G (1M = 1,048,576)\n"
+		"  --offset   bytes into the file to start at (binary suffixes)\n"
+		"  --duration seconds (fractions allowed) during which chunks are requested\n");
+}
+
+int stream_parse_bitrate(const char *s, double *bps)
+{
+	char *end;
+	double v, mult = 1.0;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': mult = 1e3; end++; break;
+	case 'm': case 'M': mult = 1e6; end++; break;
+	case 'g': case 'G': mult = 1e9; end++; break;
+	default: break;
+	}
+	if (*end != '\0' || !(v > 0.0) || !isfinite(v * mult))
+		return -1;
+	*bps = v * mult;
+	return 0;
+}
+
+int stream_parse_size(const char *s, uint64_t *bytes)
+{
+	unsigned long long v;
+	unsigned shift = 0;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || end == s)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	default: break;
+	}
+	if (*end != '\0' || v > (UINT64_MAX >> shift))
+		return -1;
+	*bytes = (uint64_t)v << shift;
+	return 0;
+}
+
+static int copy_field(char *dst, size_t size, const char *src, size_t len, const char *what)
+{
+	if (len >= size) {
+		fprintf(stderr, PROG ": --user: %s longer than %zu bytes\n", what, size - 1);
+		return -1;
+	}
+	memcpy(dst, src, len);
+	dst[len] = '\0';
+	return 0;
+}
+
+/* [DOMAIN\ or DOMAIN/]USER%PASSWORD; the password may itself contain '%' */
+static int parse_user(struct stream_opts *o, const char *s)
+{
+	const char *pct = strchr(s, '%');
+	const char *sep;
+	size_t ulen;
+
+	if (pct == NULL) {
+		fprintf(stderr, PROG ": --user '%s': expected USER%%PASSWORD\n", s);
+		return -1;
+	}
+	sep = strpbrk(s, "\\/");
+	if (sep != NULL && sep < pct) {
+		if (copy_field(o->domain, sizeof(o->domain), s, (size_t)(sep - s), "domain") != 0)
+			return -1;
+		s = sep + 1;
+	}
+	ulen = (size_t)(pct - s);
+	if (ulen == 0) {
+		fprintf(stderr, PROG ": --user: empty user name\n");
+		return -1;
+	}
+	if (copy_field(o->user, sizeof(o->user), s, ulen, "user") != 0 ||
+	    copy_field(o->password, sizeof(o->password), pct + 1, strlen(pct + 1), "password") != 0)
+		return -1;
+	return 0;
+}
+
+enum { OPT_URL = 256, OPT_USER, OPT_BITRATE, OPT_CHUNK, OPT_PREBUFFER,
+       OPT_DURATION, OPT_OFFSET, OPT_GREEDY, OPT_DEBUG, OPT_HELP };
+
+int stream_opts_parse(struct stream_opts *o, int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "url", required_argument, NULL, OPT_URL },
+		{ "user", required_argument, NULL, OPT_USER },
+		{ "bitrate", required_argument, NULL, OPT_BITRATE },
+		{ "chunk", required_argument, NULL, OPT_CHUNK },
+		{ "prebuffer", required_argument, NULL, OPT_PREBUFFER },
+		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "offset", required_argument, NULL, OPT_OFFSET },
+		{ "greedy", no_argument, NULL, OPT_GREEDY },
+		{ "debug", required_argument, NULL, OPT_DEBUG },
+		{ "help", no_argument, NULL, OPT_HELP },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool have_chunk = false, have_user = false;
+	char *end;
+	long l;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->bitrate_bps = 100e6;
+	o->prebuffer = STREAM_DEFAULT_PREBUFFER;
+	o->duration_s = 10.0;
+
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_URL:
+			o->url = optarg;
+			break;
+		case OPT_USER:
+			if (parse_user(o, optarg) != 0)
+				return -1;
+			have_user = true;
+			break;
+		case OPT_BITRATE:
+			if (stream_parse_bitrate(optarg, &o->bitrate_bps) != 0) {
+				fprintf(stderr, PROG ": --bitrate '%s': expected a positive rate like 100M\n", optarg);
+				return -1;
+			}
+			break;
+		case OPT_CHUNK:
+			if (stream_parse_size(optarg, &o->chunk) != 0 || o->chunk == 0 ||
+			    o->chunk > (64u << 20)) {
+				fprintf(stderr, PROG ": --chunk '%s': expected 1..64M like 1M\n", optarg);
+				return -1;
+			}
+			have_chunk = true;
+			break;
+		case OPT_PREBUFFER:
+			errno = 0;
+			l = strtol(optarg, &end, 10);
+			if (errno != 0 || *end != '\0' || end == optarg || l < 1 || l > 100000) {
+				fprintf(stderr, PROG ": --prebuffer '%s': expected a chunk count >= 1\n", optarg);
+				return -1;
+			}
+			o->prebuffer = (unsigned)l;
+			break;
+		case OPT_DURATION:
+			errno = 0;
+			o->duration_s = strtod(optarg, &end);
+			if (errno != 0 || *end != '\0' || end == optarg ||
+			    !(o->duration_s > 0.0 && o->duration_s < 1e6)) {
+				fprintf(stderr, PROG ": --duration '%s': expected seconds > 0\n", optarg);
+				return -1;
+			}
+			break;
+		case OPT_OFFSET:
+			if (stream_parse_size(optarg, &o->offset) != 0) {
+				fprintf(stderr, PROG ": --offset '%s': expected bytes like 512M\n", optarg);
+				return -1;
+			}
+			break;
+		case OPT_GREEDY:
+			o->greedy = true;
+			break;
+		case OPT_DEBUG:
+			errno = 0;
+			l = strtol(optarg, &end, 10);
+			if (errno != 0 || *end != '\0' || end == optarg || l < 0 || l > 10) {
+				fprintf(stderr, PROG ": --debug '%s': expected 0..10\n", optarg);
+				return -1;
+			}
+			o->debug = (int)l;
+			break;
+		case OPT_HELP:
+			usage(stdout);
+			return 1;
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind != argc) {
+		fprintf(stderr, PROG ": unexpected argument '%s'\n", argv[optind]);
+		return -1;
+	}
+	if (o->url == NULL || strncmp(o->url, "smb://", 6) != 0) {
+		fprintf(stderr, PROG ": --url smb://HOST[:PORT]/SHARE/FILE is required\n");
+		return -1;
+	}
+	if (!have_user) {
+		fprintf(stderr, PROG ": --user USER%%PASSWORD is required\n");
+		return -1;
+	}
+	if (!have_chunk)
+		o->chunk = o->greedy ? STREAM_DEFAULT_GREEDY_CHUNK : STREAM_DEFAULT_CHUNK;
+	return 0;
+}

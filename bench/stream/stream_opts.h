@@ -1,0 +1,36 @@
+/* stream_opts: the command line of rtio-stream. */
+#ifndef STREAM_OPTS_H
+#define STREAM_OPTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct stream_opts {
+	const char *url;          /* smb://host[:port]/share/path */
+	char domain[128];         /* from --user DOMAIN\USER%PASS or DOMAIN/USER%PASS */
+	char user[128];
+	char password[256];
+	double bitrate_bps;       /* decimal suffixes: 100M = 100e6 bit/s */
+	uint64_t chunk;           /* bytes; binary suffixes: 1M = 1048576 */
+	unsigned prebuffer;       /* chunks of slack between request and due time */
+	double duration_s;
+	uint64_t offset;          /* where in the file to start */
+	bool greedy;
+	int debug;                /* libsmbclient debug level, to stderr */
+};
+
+#define STREAM_DEFAULT_CHUNK (1u << 20)
+#define STREAM_DEFAULT_GREEDY_CHUNK (8u << 20)
+#define STREAM_DEFAULT_PREBUFFER 2u
+
+/*
+ * Fills o from argv.  Returns 0, 1 after printing help (exit 0), or -1 after
+ * printing what was wrong (exit 2).
+ */
+int stream_opts_parse(struct stream_opts *o, int argc, char **argv);
+
+/* Exposed for tests.  0 or -1. */
+int stream_parse_bitrate(const char *s, double *bps);
+int stream_parse_size(const char *s, uint64_t *bytes);
+
+#endif

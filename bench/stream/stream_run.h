@@ -1,0 +1,36 @@
+/* stream_run: the two ways to read a stream, and what they measured. */
+#ifndef STREAM_RUN_H
+#define STREAM_RUN_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "samples.h"
+#include "smb_source.h"
+#include "stream_opts.h"
+
+struct stream_result {
+	uint64_t chunks;          /* completed reads */
+	uint64_t misses;          /* paced only: arrived after due time */
+	uint64_t bytes;
+	int64_t elapsed_ns;       /* t0 to the last completion */
+	struct samples lateness_ms; /* paced only: arrival - due, negative = early */
+	struct samples read_ms;   /* issue to arrival of each read */
+	bool interrupted;         /* SIGINT/SIGTERM ended the run early */
+	int error;                /* negative errno of the read that failed, or 0 */
+};
+
+/* Both return 0 or the negative errno that ended the run (also in r->error). */
+int paced_run(struct smb_source *src, const struct stream_opts *o,
+	      struct stream_result *r, volatile sig_atomic_t *stop);
+int greedy_run(struct smb_source *src, const struct stream_opts *o,
+	       struct stream_result *r, volatile sig_atomic_t *stop);
+
+void stream_result_free(struct stream_result *r);
+
+/* One JSON object and a newline on stdout.  0 or -EIO. */
+int stream_report_json(const struct stream_opts *o, struct stream_result *r,
+		       uint64_t file_size, const char *error_text);
+
+#endif
