@@ -6,13 +6,16 @@ set -u
 BUILD=${BUILD:-build}
 here=$(cd "$(dirname "$0")" && pwd)
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+trap 'rm -f "$log" "$log.int"' EXIT
 
 status=0
 BUILD=$BUILD "$here/unit/run.sh" ${UNIT_TESTS:?set by the Makefile} 2>&1 | tee -a "$log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
-BUILD=$BUILD "$here/integration/run.sh" 2>&1 | tee -a "$log"
+BUILD=$BUILD "$here/integration/run.sh" 2>&1 | tee "$log.int"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+# The integration runner closes with "N passed, M failed".
+sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/integration: \1 passed, \2 failed/p' "$log.int" |
+	tail -n 1 >> "$log"
 
 # Sum the per-suite closing lines.
 read -r p f < <(sed -n 's/^\(unit\|integration\): \([0-9]*\) passed, \([0-9]*\) failed.*/\2 \3/p' "$log" |

@@ -32,14 +32,18 @@ t_aiod_nonroot_refused() {
 		return 1
 	fi
 	echo "refused as expected: $out"
-	# Even with the directory opened up, aiod checks the peer (SO_PEERCRED).
+	# Even with the directory and the socket opened up (a careless admin),
+	# aiod checks the peer itself (SO_PEERCRED) and drops it.
 	chmod 755 "$IT_T/aiod"
+	chmod 666 "$(AIOD_SOCK)"
 	if out=$(runuser -u "$IT_USER" -- "$BUILD/aiodctl" -s "$(AIOD_SOCK)" stats 2>&1); then
 		chmod 700 "$IT_T/aiod"
+		chmod 600 "$(AIOD_SOCK)"
 		echo "non-root user got a session: $out"
 		return 1
 	fi
 	chmod 700 "$IT_T/aiod"
+	chmod 600 "$(AIOD_SOCK)"
 	echo "refused as expected: $out"
 	grep -q "refused client pid .* uid $(id -u "$IT_USER")" "$IT_T/log/aiod.log"
 }

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# rtio integration tests against a real smbd and aiod.
+#
+# Copyright (C) 2026 rtio developers
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# Usage: tests/integration/run.sh [PATTERN]
+#   PATTERN  run only the tests whose name contains it (e.g. "fault", "rtio")
+# Environment: BUILD (dir with aiod, aiodctl; default <repo>/build),
+#   RTIO_SMB_PORT (4445), RTIO_SEED (random I/O seed), RTIO_KEEP=1 (keep logs).
+# Needs root, rtio.so installed in smbd's module dir. Ends with "N passed, M failed".
+
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+# t_*.sh: the module's tests; aiod_tests.sh: aiod's own (every t_aiod_* function runs)
+for t in "$here"/t_*.sh "$here"/aiod_tests.sh; do
+	# shellcheck disable=SC1090
+	[ -f "$t" ] && . "$t"
+done
+
+PATTERN=${1:-}
+SEED=${RTIO_SEED:-$(date +%s)}
+
+want() { [ -z "$PATTERN" ] || [[ $1 == *"$PATTERN"* ]]; }
+run() { if want "$1"; then it_run "$@"; fi; }
+
+it_setup
+echo "rtio integration tests: run dir $IT_T, seed $SEED"
+it_start_aiod
+it_start_smbd
+# loads the module in a real smbd; fails loudly if it did not load or attach
+it_smb rtio "ls" > "$IT_T/log/first-connect.out" 2>&1
+it_run module-loaded it_check_module_loaded
+if [ "$IT_FAILED" != 0 ]; then
+	echo "=================================================================="
+	echo "smbd did not load vfs_rtio or it never attached to aiod; log tail:"
+	tail -n 30 "$IT_T/log/smbd.log"
+	echo "=================================================================="
+	it_finish
+	exit 1
+fi
+
+for fn in $(declare -F | awk '$3 ~ /^t_aiod_/ {print $3}'); do
+	name=${fn#t_}
+	run "${name//_/-}" "$fn"
+done
+
+for share in plain rtio rtiosync; do
+	run "roundtrip-$share" t_roundtrip "$share"
+done
+run stats-through-aiod t_stats
+run config-bad-values t_config_bad_values
+run config-filters t_config_filters
+run config-fallback-off t_config_fallback_off
+for share in plain rtio; do
+	run "randio-$share" t_randio "$share" "$SEED"
+done
+for share in plain rtio; do
+	run "coherence-$share" t_coherence "$share" "$SEED"
+done
+for share in plain rtio; do
+	run "sparse-2GiB-$share" t_sparse "$share"
+done
+run stall-aiod t_stall
+run fault-kill-aiod t_fault "$SEED"
+
+it_finish

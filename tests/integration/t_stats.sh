@@ -1,0 +1,30 @@
+# I/O on the rtio share goes through aiod; on the plain share it does not.
+#
+# Copyright (C) 2026 rtio developers
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+t_stats() {
+	local d=$IT_T/data/stats size=$((8 * 1024 * 1024)) r0 r1 r2 w0 w1 rb0 rb1
+	mkdir -p "$d"
+	head -c "$size" /dev/urandom > "$d/src"
+	r0=$(it_stat requests)
+	it_smb plain "put $d/src stats.bin; get stats.bin $d/got-plain" >/dev/null
+	r1=$(it_stat requests)
+	if [ "$r1" != "$r0" ]; then
+		echo "I/O on the plain share reached aiod: requests $r0 -> $r1"
+		return 1
+	fi
+	w0=$(it_stat bytes_written)
+	rb0=$(it_stat bytes_read)
+	it_smb rtio "put $d/src stats.bin; get stats.bin $d/got-rtio" >/dev/null
+	r2=$(it_stat requests)
+	w1=$(it_stat bytes_written)
+	rb1=$(it_stat bytes_read)
+	echo "rtio share: requests $r1 -> $r2, bytes_written +$((w1 - w0)), bytes_read +$((rb1 - rb0))"
+	if [ "$r2" -le "$r1" ] || [ $((w1 - w0)) -lt "$size" ] || [ $((rb1 - rb0)) -lt "$size" ]; then
+		echo "I/O on the rtio share did not go through aiod"
+		return 1
+	fi
+	[ "$(it_md5 "$d/src")" = "$(it_md5 "$d/got-plain")" ] || { echo "plain: checksum differs"; return 1; }
+	[ "$(it_md5 "$d/src")" = "$(it_md5 "$d/got-rtio")" ] || { echo "rtio: checksum differs"; return 1; }
+}

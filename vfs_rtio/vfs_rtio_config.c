@@ -1,0 +1,175 @@
+/*
+ * vfs_rtio: the rtio:* smb.conf parameters of a share.
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ *   rtio:socket   = /run/aiod/aiod.sock   aiod's control socket (absolute path)
+ *   rtio:timeout  = 5000                  ms to wait for aiod, 100..600000
+ *   rtio:include  = *.mxf *.mov           only these share-relative names (default: all)
+ *   rtio:exclude  = *.tmp                 never these
+ *   rtio:fallback = yes                   aiod failure: local I/O (yes) or EIO (no)
+ *
+ * Read once per tree connect. A bad value is logged with the parameter's name
+ * and replaced by the default (or clamped), never refused: a typo must not
+ * take a share offline. Shares naming the same socket share one aiod session
+ * per smbd process, whose timeout is that of the first share to connect.
+ */
+
+#include "includes.h"
+#include "smbd/smbd.h"
+#include "lib/util/smb_strtox.h"
+
+#include <fnmatch.h>
+#include <sys/un.h>
+
+#include "vfs_rtio.h"
+
+#undef DBGC_CLASS
+#define DBGC_CLASS DBGC_VFS
+
+static const char *vfs_rtio_config_socket(int snum)
+{
+	struct sockaddr_un sun;
+	const char *path = lp_parm_const_string(snum, MODULE_NAME, "socket",
+						VFS_RTIO_DEFAULT_SOCKET);
+
+	if (path[0] != '/' || strlen(path) >= sizeof(sun.sun_path)) {
+		DBG_ERR("%s:socket = '%s' is not an absolute path shorter than %zu bytes, "
+			"using %s\n", MODULE_NAME, path, sizeof(sun.sun_path),
+			VFS_RTIO_DEFAULT_SOCKET);
+		return VFS_RTIO_DEFAULT_SOCKET;
+	}
+	return path;
+}
+
+static int vfs_rtio_config_timeout(int snum)
+{
+	const char *value = lp_parm_const_string(snum, MODULE_NAME, "timeout", NULL);
+	unsigned long ms;
+	int err = 0;
+
+	if (value == NULL) {
+		return VFS_RTIO_DEFAULT_TIMEOUT_MS;
+	}
+	ms = smb_strtoul(value, NULL, 10, &err, SMB_STR_FULL_STR_CONV);
+	if (err != 0) {
+		DBG_ERR("%s:timeout = '%s' is not a number of milliseconds, using %d\n",
+			MODULE_NAME, value, VFS_RTIO_DEFAULT_TIMEOUT_MS);
+		return VFS_RTIO_DEFAULT_TIMEOUT_MS;
+	}
+	if (ms < VFS_RTIO_MIN_TIMEOUT_MS) {
+		DBG_ERR("%s:timeout = %lu is below %d ms, using %d\n", MODULE_NAME, ms,
+			VFS_RTIO_MIN_TIMEOUT_MS, VFS_RTIO_MIN_TIMEOUT_MS);
+		return VFS_RTIO_MIN_TIMEOUT_MS;
+	}
+	if (ms > VFS_RTIO_MAX_TIMEOUT_MS) {
+		DBG_ERR("%s:timeout = %lu is above %d ms, using %d\n", MODULE_NAME, ms,
+			VFS_RTIO_MAX_TIMEOUT_MS, VFS_RTIO_MAX_TIMEOUT_MS);
+		return VFS_RTIO_MAX_TIMEOUT_MS;
+	}
+	return (int)ms;
+}
+
+static bool vfs_rtio_config_fallback(int snum)
+{
+	const char *value = lp_parm_const_string(snum, MODULE_NAME, "fallback", NULL);
+	bool fallback = true;
+
+	if (value == NULL) {
+		return true;
+	}
+	if (!set_boolean(value, &fallback)) {
+		DBG_ERR("%s:fallback = '%s' is not yes or no, using yes\n", MODULE_NAME, value);
+		return true;
+	}
+	return fallback;
+}
+
+/* The parameter's list lives in loadparm and may go on reload: keep a copy. */
+static int vfs_rtio_config_patterns(TALLOC_CTX *mem_ctx, int snum, const char *option,
+				    const char ***out)
+{
+	const char **list = lp_parm_string_list(snum, MODULE_NAME, option, NULL);
+
+	*out = NULL;
+	if (list == NULL || list[0] == NULL) {
+		return 0;
+	}
+	*out = const_str_list(str_list_copy(mem_ctx, list));
+	if (*out == NULL) {
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int vfs_rtio_config_load(struct vfs_handle_struct *handle, TALLOC_CTX *mem_ctx,
+			 struct vfs_rtio_config **out)
+{
+	int snum = SNUM(handle->conn);
+	struct vfs_rtio_config *config;
+	int ret;
+
+	config = talloc_zero(mem_ctx, struct vfs_rtio_config);
+	if (config == NULL) {
+		return -ENOMEM;
+	}
+	config->socket_path = talloc_strdup(config, vfs_rtio_config_socket(snum));
+	if (config->socket_path == NULL) {
+		TALLOC_FREE(config);
+		return -ENOMEM;
+	}
+	config->timeout_ms = vfs_rtio_config_timeout(snum);
+	config->fallback = vfs_rtio_config_fallback(snum);
+	config->case_sensitive = handle->conn->case_sensitive;
+	ret = vfs_rtio_config_patterns(config, snum, "include", &config->include);
+	if (ret == 0) {
+		ret = vfs_rtio_config_patterns(config, snum, "exclude", &config->exclude);
+	}
+	if (ret != 0) {
+		TALLOC_FREE(config);
+		return ret;
+	}
+	DBG_DEBUG("socket=%s timeout=%dms fallback=%s include=%zu exclude=%zu patterns\n",
+		  config->socket_path, config->timeout_ms, config->fallback ? "yes" : "no",
+		  config->include != NULL ? str_list_length(config->include) : 0,
+		  config->exclude != NULL ? str_list_length(config->exclude) : 0);
+	*out = config;
+	return 0;
+}
+
+static bool vfs_rtio_config_match(const char **patterns, const char *name, int flags)
+{
+	for (size_t i = 0; patterns[i] != NULL; i++) {
+		if (fnmatch(patterns[i], name, flags) == 0) {
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Patterns (fnmatch) match the whole share-relative name, and a star also
+ * matches '/': "*.mxf" takes the .mxf files of every directory, and
+ * "scratch/" followed by a star a whole subtree.
+ */
+bool vfs_rtio_config_wants(const struct vfs_rtio_config *config, const char *name)
+{
+	int flags = config->case_sensitive ? 0 : FNM_CASEFOLD;
+
+	if (config->include != NULL && !vfs_rtio_config_match(config->include, name, flags)) {
+		return false;
+	}
+	if (config->exclude != NULL && vfs_rtio_config_match(config->exclude, name, flags)) {
+		return false;
+	}
+	return true;
+}
+
+bool vfs_rtio_fallback(struct vfs_handle_struct *handle)
+{
+	struct vfs_rtio_config *config = NULL;
+
+	SMB_VFS_HANDLE_GET_DATA(handle, config, struct vfs_rtio_config, return true);
+	return config->fallback;
+}

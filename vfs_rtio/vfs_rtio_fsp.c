@@ -1,0 +1,236 @@
+/*
+ * vfs_rtio: registration of open files with aiod.
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * smbd opens every file itself, with the user's rights; aiod receives a
+ * duplicate of that descriptor (rtio_client_open passes it with SCM_RIGHTS)
+ * and never opens a path. The fsp keeps its own descriptor for everything
+ * that is not data I/O (fstat, locks, xattrs, leases).
+ *
+ * An fsp's extension exists for every eligible file (regular, not a stream,
+ * passes rtio:include/exclude), registered or not: its presence is what
+ * makes an aiod failure a "fallback" rather than "not ours".
+ */
+
+#include "includes.h"
+#include "smbd/smbd.h"
+
+#include "vfs_rtio.h"
+
+#undef DBGC_CLASS
+#define DBGC_CLASS DBGC_VFS
+
+static bool vfs_rtio_fsp_registered(const struct vfs_rtio_fsp *ext)
+{
+	const struct vfs_rtio_session *s = ext->session;
+
+	return ext->generation != 0 && ext->generation == s->generation &&
+	       s->client != NULL && rtio_client_alive(s->client);
+}
+
+/* The fsp is closed or its descriptor replaced: aiod lets go of its duplicate. */
+static void vfs_rtio_fsp_destroy(void *p_data)
+{
+	struct vfs_rtio_fsp *ext = p_data;
+	struct vfs_rtio_session *s = ext->session;
+
+	if (vfs_rtio_fsp_registered(ext)) {
+		int ret;
+
+		vfs_rtio_session_enter(s);
+		ret = rtio_client_close(s->client, ext->file_id);
+		vfs_rtio_session_failed(s, ret);
+		vfs_rtio_session_leave(s);
+		if (ret < 0) {
+			DBG_DEBUG("rtio: CLOSE of file %" PRIu64 ": %s\n", ext->file_id,
+				  strerror(-ret));
+		}
+	}
+	if (ext->wrote_locally) {
+		/* no descriptor left to re-register with: aiod drops the blocks by identity */
+		vfs_rtio_session_forget(s, ext->dev, ext->ino);
+	}
+}
+
+int vfs_rtio_fsp_register(struct rtio_client *client, struct vfs_rtio_fsp *ext,
+			  const char *name, bool invalidate)
+{
+	struct vfs_rtio_session *s = ext->session;
+	bool was_stale = vfs_rtio_session_take_stale(s, ext->dev, ext->ino);
+	bool replaces = vfs_rtio_fsp_registered(ext);
+	uint64_t old_id = ext->file_id;
+	struct rtio_file file;
+	uint32_t flags = 0;
+	int ret;
+
+	if (ext->writable) {
+		flags |= RTIO_OPEN_WRITABLE;
+	}
+	if (invalidate || was_stale || ext->wrote_locally) {
+		flags |= RTIO_OPEN_INVALIDATE;
+	}
+	vfs_rtio_session_enter(s);
+	ret = rtio_client_open(client, ext->fd, name, flags, &file);
+	vfs_rtio_session_failed(s, ret);
+	if (replaces && rtio_client_alive(client)) {
+		/* The new registration replaces the old one, which may hold stale blocks. */
+		int ret2 = rtio_client_close(client, old_id);
+
+		vfs_rtio_session_failed(s, ret2);
+	}
+	vfs_rtio_session_leave(s);	/* may free client */
+
+	if (ret < 0) {
+		if (was_stale) {
+			vfs_rtio_session_add_stale(s, ext->dev, ext->ino);
+		}
+		if (flags & RTIO_OPEN_INVALIDATE) {
+			ext->wrote_locally = true;
+		}
+		ext->generation = 0;
+		ext->tried_generation = s->generation;
+		/* A dead session is logged once by the session; a refusal is per file. */
+		if (ret == -ENOTCONN || ret == -ETIMEDOUT) {
+			DBG_DEBUG("rtio: OPEN of %s: %s\n", name, strerror(-ret));
+		} else {
+			DBG_NOTICE("rtio: aiod refused %s (%s), doing its I/O locally\n", name,
+				   strerror(-ret));
+		}
+		return ret;
+	}
+	ext->file_id = file.file_id;
+	ext->generation = s->generation;
+	ext->wrote_locally = false;
+	DBG_DEBUG("rtio: %s is file %" PRIu64 " in session %" PRIu32 "%s (class %" PRIu32 ")\n",
+		  name, file.file_id, s->session_id,
+		  (flags & RTIO_OPEN_INVALIDATE) ? ", cache invalidated" : "", file.stream_class);
+	return 0;
+}
+
+void vfs_rtio_fsp_open(struct vfs_handle_struct *handle, struct files_struct *fsp,
+		       const struct vfs_open_how *how, int fd)
+{
+	struct vfs_rtio_config *config = NULL;
+	const char *name = fsp->fsp_name->base_name;
+	struct vfs_rtio_fsp *ext;
+	struct rtio_client *client;
+	struct stat st;
+	bool invalidate;
+
+	SMB_VFS_HANDLE_GET_DATA(handle, config, struct vfs_rtio_config, return);
+
+	/* path references (O_PATH) do no I/O; streams are not files of their own */
+	if ((how->flags & O_PATH) || fsp->fsp_flags.is_pathref || fsp_is_alternate_stream(fsp)) {
+		return;
+	}
+	if (!vfs_rtio_config_wants(config, name)) {
+		return;
+	}
+	if (fstat(fd, &st) != 0) {
+		DBG_ERR("rtio: fstat of %s failed: %s, doing its I/O locally\n", fsp_str_dbg(fsp),
+			strerror(errno));
+		return;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		return;
+	}
+	/*
+	 * reopen_from_fsp() turns a path reference into a real open: the new
+	 * descriptor is opened before the old one is closed. Anything we knew
+	 * about this fsp belongs to an earlier descriptor.
+	 */
+	if (VFS_FETCH_FSP_EXTENSION(handle, fsp) != NULL) {
+		VFS_REMOVE_FSP_EXTENSION(handle, fsp);
+	}
+	ext = VFS_ADD_FSP_EXTENSION(handle, fsp, struct vfs_rtio_fsp, vfs_rtio_fsp_destroy);
+	if (ext == NULL) {
+		DBG_ERR("rtio: no memory for %s, doing its I/O locally\n", fsp_str_dbg(fsp));
+		return;
+	}
+	*ext = (struct vfs_rtio_fsp){
+		.session = config->session,
+		.fd = fd,
+		.dev = (uint64_t)st.st_dev,
+		.ino = (uint64_t)st.st_ino,
+		.writable = (how->flags & O_ACCMODE) != O_RDONLY,
+	};
+	/*
+	 * O_TRUNC changed the file behind aiod's back; so may a create, whose
+	 * inode number may be that of a file removed while we were detached.
+	 */
+	invalidate = (how->flags & O_TRUNC) || ((how->flags & O_CREAT) && st.st_size == 0);
+
+	client = vfs_rtio_session_client(config->session, true);
+	if (client == NULL) {
+		ext->wrote_locally = invalidate;
+		return;
+	}
+	(void)vfs_rtio_fsp_register(client, ext, name, invalidate);
+}
+
+void vfs_rtio_fsp_close(struct vfs_handle_struct *handle, struct files_struct *fsp)
+{
+	struct vfs_rtio_fsp *ext = VFS_FETCH_FSP_EXTENSION(handle, fsp);
+
+	/* reopen_from_fsp() closes the old path reference after our openat: not ours */
+	if (ext != NULL && ext->fd == fsp_get_pathref_fd(fsp)) {
+		VFS_REMOVE_FSP_EXTENSION(handle, fsp);
+	}
+}
+
+struct rtio_client *vfs_rtio_fsp_client(struct vfs_handle_struct *handle,
+					 struct files_struct *fsp,
+					 struct vfs_rtio_fsp **pext)
+{
+	struct vfs_rtio_fsp *ext = VFS_FETCH_FSP_EXTENSION(handle, fsp);
+	struct vfs_rtio_session *s;
+	struct rtio_client *client;
+
+	*pext = ext;
+	if (ext == NULL) {
+		return NULL;
+	}
+	if (fsp_get_io_fd(fsp) != ext->fd) {
+		DBG_ERR("rtio: %s has descriptor %d, aiod knows %d: doing its I/O locally\n",
+			fsp_str_dbg(fsp), fsp_get_io_fd(fsp), ext->fd);
+		return NULL;
+	}
+	s = ext->session;
+	client = vfs_rtio_session_client(s, true);
+	if (client == NULL) {
+		return NULL;
+	}
+	if (ext->generation == s->generation) {
+		return client;
+	}
+	if (ext->tried_generation == s->generation) {
+		return NULL;	/* aiod refused it in this session */
+	}
+	if (vfs_rtio_fsp_register(client, ext, fsp->fsp_name->base_name, false) != 0) {
+		return NULL;
+	}
+	return s->client;
+}
+
+void vfs_rtio_fsp_invalidate(struct vfs_handle_struct *handle, struct files_struct *fsp,
+			     struct vfs_rtio_fsp *ext)
+{
+	if (ext == NULL) {
+		ext = VFS_FETCH_FSP_EXTENSION(handle, fsp);
+		if (ext == NULL) {
+			return;
+		}
+	}
+	ext->wrote_locally = true;
+	if (!vfs_rtio_fsp_registered(ext)) {
+		return;		/* dropped at the next registration, or by identity at close */
+	}
+	/*
+	 * There is no ranged INVALIDATE in the protocol yet: registering the
+	 * descriptor again with RTIO_OPEN_INVALIDATE drops every cached block
+	 * of the file and gives us a fresh file_id.
+	 */
+	(void)vfs_rtio_fsp_register(ext->session->client, ext, fsp->fsp_name->base_name, true);
+}

@@ -1,0 +1,574 @@
+/*
+ * vfs_rtio: data operations through aiod, and their local fallback.
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * An async request goes to aiod when its fsp is registered in the live
+ * session; otherwise, or when aiod fails it, the request is done on smbd's
+ * own descriptor by the next module (rtio:fallback = no turns that into EIO).
+ * The client never sees an aiod failure and no byte is lost: a short or
+ * failed transfer is completed locally from where aiod stopped, and writing
+ * the same bytes to the same offset again is harmless.
+ *
+ *   vfs_rtio_aio_send()
+ *     -> vfs_rtio_aio_submit()
+ *          -> rtio_client_*_start()  ....  vfs_rtio_aio_done()      (reply)
+ *          |                         ....  vfs_rtio_aio_timeout()   (timer)
+ *          |                                 -> rtio_client_abort() -> _done(-ETIMEDOUT)
+ *          -> vfs_rtio_aio_failover() -> SMB_VFS_NEXT_*_SEND() -> vfs_rtio_aio_local_done()
+ *
+ * vfs_rtio_aio_done() runs from rtio_client_process() in the tevent fd
+ * handler, but also from inside a sync wait of some other operation
+ * (vfs_rtio_pread() -> rtio_client_pread() processes every reply that
+ * arrives), and from rtio_client_abort(). That is why _send calls
+ * tevent_req_defer_callback(): smbd's completion of this request always
+ * runs from the event loop, never inside someone else's library call.
+ */
+
+#include "includes.h"
+#include "smbd/smbd.h"
+#include "lib/util/tevent_unix.h"
+#include "lib/util/sys_rw.h"
+#include "lib/util/dlinklist.h"
+
+#include "vfs_rtio.h"
+
+#undef DBGC_CLASS
+#define DBGC_CLASS DBGC_VFS
+
+enum vfs_rtio_aio_op {
+	VFS_RTIO_AIO_PREAD,
+	VFS_RTIO_AIO_PWRITE,
+	VFS_RTIO_AIO_FSYNC,
+};
+
+static const char *vfs_rtio_aio_op_name(enum vfs_rtio_aio_op op)
+{
+	switch (op) {
+	case VFS_RTIO_AIO_PREAD:
+		return "pread";
+	case VFS_RTIO_AIO_PWRITE:
+		return "pwrite";
+	case VFS_RTIO_AIO_FSYNC:
+		return "fsync";
+	}
+	return "?";
+}
+
+struct vfs_rtio_aio {
+	struct vfs_rtio_aio *prev, *next;	/* in session->inflight while aiod owns it */
+	struct tevent_req *req;
+	struct tevent_context *ev;
+	struct vfs_handle_struct *handle;
+	struct files_struct *fsp;
+	struct vfs_rtio_fsp *ext;		/* NULL: not an rtio file */
+	struct vfs_rtio_session *session;	/* set while in session->inflight */
+	enum vfs_rtio_aio_op op;
+	uint8_t *buf;
+	size_t n;
+	off_t offset;
+	size_t done;				/* bytes transferred, by aiod then locally */
+	struct rtio_client_io *io;		/* the library's request, while pending */
+	struct tevent_timer *timer;
+	struct timespec start_time;
+	struct timespec end_time;
+};
+
+static void vfs_rtio_aio_done(ssize_t result, void *private_data);
+static void vfs_rtio_aio_timeout(struct tevent_context *ev, struct tevent_timer *te,
+				 struct timeval now, void *private_data);
+static void vfs_rtio_aio_local_done(struct tevent_req *subreq);
+
+static bool vfs_rtio_lost_session(ssize_t err)
+{
+	return err == -ENOTCONN || err == -ETIMEDOUT;
+}
+
+static void vfs_rtio_aio_finish(struct vfs_rtio_aio *a, int error)
+{
+	clock_gettime_mono(&a->end_time);
+	if (error != 0) {
+		tevent_req_error(a->req, error);
+		return;
+	}
+	tevent_req_done(a->req);
+}
+
+/* Out of aiod's hands: off the session's list, timer gone. */
+static void vfs_rtio_aio_unlist(struct vfs_rtio_aio *a)
+{
+	TALLOC_FREE(a->timer);
+	if (a->session != NULL) {
+		DLIST_REMOVE(a->session->inflight, a);
+		a->session = NULL;
+	}
+}
+
+/* Do (the rest of) the request on smbd's descriptor, through the next module. */
+static void vfs_rtio_aio_local(struct vfs_rtio_aio *a)
+{
+	struct tevent_req *subreq = NULL;
+	size_t n = a->n - a->done;
+	off_t offset = a->offset == VFS_PWRITE_APPEND_OFFSET ? a->offset
+							      : a->offset + (off_t)a->done;
+
+	switch (a->op) {
+	case VFS_RTIO_AIO_PREAD:
+		subreq = SMB_VFS_NEXT_PREAD_SEND(a, a->ev, a->handle, a->fsp, a->buf + a->done,
+						 n, offset);
+		break;
+	case VFS_RTIO_AIO_PWRITE:
+		subreq = SMB_VFS_NEXT_PWRITE_SEND(a, a->ev, a->handle, a->fsp, a->buf + a->done,
+						  n, offset);
+		break;
+	case VFS_RTIO_AIO_FSYNC:
+		subreq = SMB_VFS_NEXT_FSYNC_SEND(a, a->ev, a->handle, a->fsp);
+		break;
+	}
+	if (tevent_req_nomem(subreq, a->req)) {
+		return;
+	}
+	tevent_req_set_callback(subreq, vfs_rtio_aio_local_done, a->req);
+}
+
+/*
+ * aiod did not (fully) do it: err is -errno, or 0 for a short count. Finish
+ * locally, or, with rtio:fallback = no, report what aiod said.
+ */
+static void vfs_rtio_aio_failover(struct vfs_rtio_aio *a, int err)
+{
+	if (!vfs_rtio_fallback(a->handle)) {
+		if (err == 0) {
+			vfs_rtio_aio_finish(a, 0);	/* aiod's short count stands */
+			return;
+		}
+		vfs_rtio_aio_finish(a, vfs_rtio_lost_session(err) ? EIO : -err);
+		return;
+	}
+	DBG_DEBUG("%s %s %zu@%jd locally after aiod: %s\n", vfs_rtio_aio_op_name(a->op),
+		  fsp_str_dbg(a->fsp), a->n - a->done, (intmax_t)(a->offset + (off_t)a->done),
+		  err != 0 ? strerror(-err) : "short");
+	vfs_rtio_aio_local(a);
+}
+
+void vfs_rtio_aio_abandon(struct vfs_rtio_aio *a, int err)
+{
+	if (a->io != NULL) {
+		rtio_client_io_cancel(a->io);
+		a->io = NULL;
+	}
+	vfs_rtio_aio_unlist(a);
+	vfs_rtio_aio_failover(a, err);
+}
+
+/* aiod's answer to the request (bytes or -errno): finish it, or the rest of it locally. */
+static void vfs_rtio_aio_result(struct vfs_rtio_aio *a, ssize_t result)
+{
+	if (result < 0) {
+		vfs_rtio_aio_failover(a, (int)result);
+		return;
+	}
+	if (a->op == VFS_RTIO_AIO_FSYNC) {
+		vfs_rtio_aio_finish(a, 0);
+		return;
+	}
+	if ((size_t)result > a->n - a->done) {
+		DBG_ERR("rtio: aiod claims %zd bytes for a %zu byte %s\n", result, a->n,
+			vfs_rtio_aio_op_name(a->op));
+		vfs_rtio_aio_failover(a, -EPROTO);
+		return;
+	}
+	a->done += (size_t)result;
+	if (a->done == a->n) {
+		vfs_rtio_aio_finish(a, 0);
+		return;
+	}
+	/*
+	 * Short: end of file for a read, or a later piece failed. The file
+	 * has the answer either way (at EOF the local read returns 0).
+	 */
+	vfs_rtio_aio_failover(a, 0);
+}
+
+static void vfs_rtio_aio_done(ssize_t result, void *private_data)
+{
+	struct vfs_rtio_aio *a = talloc_get_type_abort(private_data, struct vfs_rtio_aio);
+
+	/* The library freed its request before calling us. */
+	a->io = NULL;
+	if (a->session != NULL) {
+		vfs_rtio_session_failed(a->session, (int)result);
+		if (!vfs_rtio_lost_session(result)) {
+			/* even an error is an answer: aiod is alive */
+			clock_gettime_mono(&a->session->last_answer);
+		}
+	}
+	vfs_rtio_aio_unlist(a);
+	vfs_rtio_aio_result(a, result);
+}
+
+/*
+ * smb_vfs_fsync_sync() (smbd's sync_file(), for "strict sync") runs an
+ * async request on a private event context of its own and polls only that
+ * one; aiod's replies are watched on smbd's main context. The caller blocks
+ * anyway, so wait for aiod's answer here instead.
+ */
+static void vfs_rtio_aio_submit_sync(struct vfs_rtio_aio *a, struct rtio_client *client)
+{
+	struct vfs_rtio_session *s = a->ext->session;
+	ssize_t result = -EINVAL;
+
+	vfs_rtio_session_enter(s);
+	switch (a->op) {
+	case VFS_RTIO_AIO_PREAD:
+		result = rtio_client_pread(client, a->ext->file_id, a->buf, a->n, a->offset);
+		break;
+	case VFS_RTIO_AIO_PWRITE:
+		result = rtio_client_pwrite(client, a->ext->file_id, a->buf, a->n, a->offset);
+		break;
+	case VFS_RTIO_AIO_FSYNC:
+		result = rtio_client_fsync(client, a->ext->file_id, false);
+		break;
+	}
+	vfs_rtio_session_failed(s, (int)result);
+	vfs_rtio_session_leave(s);
+	vfs_rtio_aio_result(a, result);
+}
+
+static void vfs_rtio_aio_submit(struct vfs_rtio_aio *a)
+{
+	struct rtio_client *client;
+	struct vfs_rtio_session *s;
+	int ret = 0;
+
+	if (a->op == VFS_RTIO_AIO_PWRITE &&
+	    (a->offset == VFS_PWRITE_APPEND_OFFSET || a->fsp->fsp_flags.posix_append)) {
+		/* aiod writes at offsets; appending is the kernel's job */
+		a->ext = VFS_FETCH_FSP_EXTENSION(a->handle, a->fsp);
+		vfs_rtio_aio_local(a);
+		return;
+	}
+	client = vfs_rtio_fsp_client(a->handle, a->fsp, &a->ext);
+	if (client == NULL) {
+		if (a->ext == NULL) {
+			vfs_rtio_aio_local(a);	/* not ours to begin with */
+			return;
+		}
+		vfs_rtio_aio_failover(a, -ENOTCONN);
+		return;
+	}
+	s = a->ext->session;
+	if (a->ev != s->ev) {
+		vfs_rtio_aio_submit_sync(a, client);
+		return;
+	}
+	a->session = s;
+	DLIST_ADD_END(s->inflight, a);
+	vfs_rtio_session_enter(s);
+	switch (a->op) {
+	case VFS_RTIO_AIO_PREAD:
+		ret = rtio_client_pread_start(client, a->ext->file_id, a->buf, a->n, a->offset,
+					      vfs_rtio_aio_done, a, &a->io);
+		break;
+	case VFS_RTIO_AIO_PWRITE:
+		ret = rtio_client_pwrite_start(client, a->ext->file_id, a->buf, a->n, a->offset,
+					       vfs_rtio_aio_done, a, &a->io);
+		break;
+	case VFS_RTIO_AIO_FSYNC:
+		ret = rtio_client_fsync_start(client, a->ext->file_id, false, vfs_rtio_aio_done, a,
+					      &a->io);
+		break;
+	}
+	if (ret < 0) {
+		a->io = NULL;
+		vfs_rtio_aio_unlist(a);
+		vfs_rtio_session_failed(s, ret);
+	} else if (a->io != NULL) {
+		/* a->io is NULL when the library failed it already, through _done */
+		a->timer = tevent_add_timer(a->ev, a,
+					    timeval_current_ofs_msec(s->timeout_ms),
+					    vfs_rtio_aio_timeout, a);
+		if (a->timer == NULL) {
+			DBG_ERR("rtio: no memory for a timer, doing %s locally\n",
+				vfs_rtio_aio_op_name(a->op));
+			rtio_client_io_cancel(a->io);
+			a->io = NULL;
+			vfs_rtio_aio_unlist(a);
+			ret = -ENOMEM;
+		}
+	}
+	vfs_rtio_session_leave(s);
+	if (ret < 0) {
+		vfs_rtio_aio_failover(a, ret);
+	}
+}
+
+static void vfs_rtio_aio_timeout(struct tevent_context *ev, struct tevent_timer *te,
+				 struct timeval now, void *private_data)
+{
+	struct vfs_rtio_aio *a = talloc_get_type_abort(private_data, struct vfs_rtio_aio);
+	struct vfs_rtio_session *s = a->session;
+	int64_t silent_ms, waited_ms;
+
+	a->timer = NULL;	/* tevent frees a timer after it fired */
+	/*
+	 * Under load a request may wait behind many others (the library
+	 * queues what does not fit aiod's in-flight limit): that is not a
+	 * stuck aiod as long as answers keep coming.
+	 */
+	silent_ms = vfs_rtio_elapsed_ms(&s->last_answer);
+	waited_ms = vfs_rtio_elapsed_ms(&a->start_time);
+	if (silent_ms < s->timeout_ms &&
+	    waited_ms < (int64_t)s->timeout_ms * VFS_RTIO_MAX_WAIT_TIMEOUTS) {
+		a->timer = tevent_add_timer(a->ev, a,
+					    timeval_current_ofs_msec(s->timeout_ms - silent_ms),
+					    vfs_rtio_aio_timeout, a);
+		if (a->timer != NULL) {
+			return;
+		}
+	}
+	DBG_DEBUG("rtio: aiod did not answer %s of %s (waited %" PRId64 " ms, no answer "
+		  "for %" PRId64 " ms)\n", vfs_rtio_aio_op_name(a->op), fsp_str_dbg(a->fsp),
+		  waited_ms, silent_ms);
+	/*
+	 * aiod is stuck (or lost this request): give up the whole session
+	 * rather than wait out every other request's timer. Every pending
+	 * request, this one included, completes with -ETIMEDOUT and fails over.
+	 */
+	vfs_rtio_session_abort(s);
+}
+
+static void vfs_rtio_aio_local_done(struct tevent_req *subreq)
+{
+	struct tevent_req *req = tevent_req_callback_data(subreq, struct tevent_req);
+	struct vfs_rtio_aio *a = tevent_req_data(req, struct vfs_rtio_aio);
+	struct vfs_aio_state aio_state = { 0 };
+	ssize_t ret = -1;
+
+	switch (a->op) {
+	case VFS_RTIO_AIO_PREAD:
+		ret = SMB_VFS_PREAD_RECV(subreq, &aio_state);
+		break;
+	case VFS_RTIO_AIO_PWRITE:
+		ret = SMB_VFS_PWRITE_RECV(subreq, &aio_state);
+		break;
+	case VFS_RTIO_AIO_FSYNC:
+		ret = SMB_VFS_FSYNC_RECV(subreq, &aio_state);
+		break;
+	}
+	TALLOC_FREE(subreq);
+	if (a->op == VFS_RTIO_AIO_PWRITE && a->ext != NULL) {
+		/* even a failed write may have changed some bytes */
+		vfs_rtio_fsp_invalidate(a->handle, a->fsp, a->ext);
+	}
+	if (ret == -1) {
+		vfs_rtio_aio_finish(a, aio_state.error);
+		return;
+	}
+	if (a->op != VFS_RTIO_AIO_FSYNC) {
+		a->done += (size_t)ret;
+	}
+	vfs_rtio_aio_finish(a, 0);
+}
+
+/* The caller gave up on the request (or received it): aiod must not touch its buffer. */
+static void vfs_rtio_aio_cleanup(struct tevent_req *req, enum tevent_req_state req_state)
+{
+	struct vfs_rtio_aio *a = tevent_req_data(req, struct vfs_rtio_aio);
+
+	if (a->io != NULL) {
+		rtio_client_io_cancel(a->io);
+		a->io = NULL;
+	}
+	vfs_rtio_aio_unlist(a);
+}
+
+static struct tevent_req *vfs_rtio_aio_send(struct vfs_handle_struct *handle,
+					    TALLOC_CTX *mem_ctx, struct tevent_context *ev,
+					    struct files_struct *fsp, enum vfs_rtio_aio_op op,
+					    void *buf, size_t n, off_t offset)
+{
+	struct tevent_req *req;
+	struct vfs_rtio_aio *a;
+
+	req = tevent_req_create(mem_ctx, &a, struct vfs_rtio_aio);
+	if (req == NULL) {
+		return NULL;
+	}
+	a->req = req;
+	a->ev = ev;
+	a->handle = handle;
+	a->fsp = fsp;
+	a->op = op;
+	a->buf = buf;
+	a->n = n;
+	a->offset = offset;
+	clock_gettime_mono(&a->start_time);
+	tevent_req_set_cleanup_fn(req, vfs_rtio_aio_cleanup);
+
+	if (op != VFS_RTIO_AIO_FSYNC && !sys_valid_io_range(offset, n) &&
+	    !(op == VFS_RTIO_AIO_PWRITE && offset == VFS_PWRITE_APPEND_OFFSET)) {
+		tevent_req_error(req, EINVAL);
+		return tevent_req_post(req, ev);
+	}
+
+	vfs_rtio_aio_submit(a);
+	if (!tevent_req_is_in_progress(req)) {
+		return tevent_req_post(req, ev);
+	}
+	tevent_req_defer_callback(req, ev);
+	return req;
+}
+
+static ssize_t vfs_rtio_aio_recv(struct tevent_req *req, struct vfs_aio_state *vfs_aio_state)
+{
+	struct vfs_rtio_aio *a = tevent_req_data(req, struct vfs_rtio_aio);
+	ssize_t ret;
+
+	vfs_aio_state->duration = nsec_time_diff(&a->end_time, &a->start_time);
+	if (tevent_req_is_unix_error(req, &vfs_aio_state->error)) {
+		tevent_req_received(req);
+		return -1;
+	}
+	vfs_aio_state->error = 0;
+	ret = (ssize_t)a->done;
+	tevent_req_received(req);
+	return ret;
+}
+
+struct tevent_req *vfs_rtio_pread_send(struct vfs_handle_struct *handle, TALLOC_CTX *mem_ctx,
+				       struct tevent_context *ev, struct files_struct *fsp,
+				       void *data, size_t n, off_t offset)
+{
+	return vfs_rtio_aio_send(handle, mem_ctx, ev, fsp, VFS_RTIO_AIO_PREAD, data, n, offset);
+}
+
+ssize_t vfs_rtio_pread_recv(struct tevent_req *req, struct vfs_aio_state *vfs_aio_state)
+{
+	return vfs_rtio_aio_recv(req, vfs_aio_state);
+}
+
+struct tevent_req *vfs_rtio_pwrite_send(struct vfs_handle_struct *handle, TALLOC_CTX *mem_ctx,
+					struct tevent_context *ev, struct files_struct *fsp,
+					const void *data, size_t n, off_t offset)
+{
+	/* Only aiod's shared buffer and the local pwrite read from data. */
+	return vfs_rtio_aio_send(handle, mem_ctx, ev, fsp, VFS_RTIO_AIO_PWRITE,
+				 discard_const(data), n, offset);
+}
+
+ssize_t vfs_rtio_pwrite_recv(struct tevent_req *req, struct vfs_aio_state *vfs_aio_state)
+{
+	return vfs_rtio_aio_recv(req, vfs_aio_state);
+}
+
+struct tevent_req *vfs_rtio_fsync_send(struct vfs_handle_struct *handle, TALLOC_CTX *mem_ctx,
+				       struct tevent_context *ev, struct files_struct *fsp)
+{
+	return vfs_rtio_aio_send(handle, mem_ctx, ev, fsp, VFS_RTIO_AIO_FSYNC, NULL, 0, 0);
+}
+
+int vfs_rtio_fsync_recv(struct tevent_req *req, struct vfs_aio_state *vfs_aio_state)
+{
+	return vfs_rtio_aio_recv(req, vfs_aio_state) == -1 ? -1 : 0;
+}
+
+/* ---- synchronous: smbd blocks anyway, so the library's sync wait is fine ---- */
+
+/*
+ * Sync counterpart of vfs_rtio_aio_failover(): finish locally from done
+ * bytes on, or (rtio:fallback = no) report aiod's answer.
+ */
+static ssize_t vfs_rtio_sync_failover(struct vfs_handle_struct *handle, struct files_struct *fsp,
+				      struct vfs_rtio_fsp *ext, bool write, uint8_t *buf,
+				      size_t n, off_t offset, size_t done, int err)
+{
+	ssize_t ret;
+	int saved_errno;
+
+	if (!vfs_rtio_fallback(handle)) {
+		if (err == 0) {
+			return (ssize_t)done;
+		}
+		errno = vfs_rtio_lost_session(err) ? EIO : -err;
+		return -1;
+	}
+	if (!write) {
+		ret = SMB_VFS_NEXT_PREAD(handle, fsp, buf + done, n - done, offset + (off_t)done);
+		return ret == -1 ? -1 : (ssize_t)done + ret;
+	}
+	ret = SMB_VFS_NEXT_PWRITE(handle, fsp, buf + done, n - done, offset + (off_t)done);
+	saved_errno = errno;
+	vfs_rtio_fsp_invalidate(handle, fsp, ext);
+	errno = saved_errno;
+	return ret == -1 ? -1 : (ssize_t)done + ret;
+}
+
+ssize_t vfs_rtio_pread(struct vfs_handle_struct *handle, struct files_struct *fsp,
+		       void *data, size_t n, off_t offset)
+{
+	struct vfs_rtio_fsp *ext = NULL;
+	struct rtio_client *client = vfs_rtio_fsp_client(handle, fsp, &ext);
+	ssize_t ret;
+
+	if (ext == NULL) {
+		return SMB_VFS_NEXT_PREAD(handle, fsp, data, n, offset);
+	}
+	if (client == NULL) {
+		return vfs_rtio_sync_failover(handle, fsp, ext, false, data, n, offset, 0,
+					      -ENOTCONN);
+	}
+	vfs_rtio_session_enter(ext->session);
+	ret = rtio_client_pread(client, ext->file_id, data, n, offset);
+	vfs_rtio_session_failed(ext->session, (int)ret);
+	vfs_rtio_session_leave(ext->session);
+	if (ret < 0) {
+		return vfs_rtio_sync_failover(handle, fsp, ext, false, data, n, offset, 0,
+					      (int)ret);
+	}
+	if ((size_t)ret >= n) {
+		return ret;
+	}
+	return vfs_rtio_sync_failover(handle, fsp, ext, false, data, n, offset, (size_t)ret, 0);
+}
+
+ssize_t vfs_rtio_pwrite(struct vfs_handle_struct *handle, struct files_struct *fsp,
+			const void *data, size_t n, off_t offset)
+{
+	struct vfs_rtio_fsp *ext = NULL;
+	struct rtio_client *client = NULL;
+	ssize_t ret;
+
+	if (offset == VFS_PWRITE_APPEND_OFFSET || fsp->fsp_flags.posix_append) {
+		ext = VFS_FETCH_FSP_EXTENSION(handle, fsp);
+		ret = SMB_VFS_NEXT_PWRITE(handle, fsp, data, n, offset);
+		if (ext != NULL) {
+			int saved_errno = errno;
+			vfs_rtio_fsp_invalidate(handle, fsp, ext);
+			errno = saved_errno;
+		}
+		return ret;
+	}
+	client = vfs_rtio_fsp_client(handle, fsp, &ext);
+	if (ext == NULL) {
+		return SMB_VFS_NEXT_PWRITE(handle, fsp, data, n, offset);
+	}
+	if (client == NULL) {
+		return vfs_rtio_sync_failover(handle, fsp, ext, true, discard_const(data), n,
+					      offset, 0, -ENOTCONN);
+	}
+	vfs_rtio_session_enter(ext->session);
+	ret = rtio_client_pwrite(client, ext->file_id, data, n, offset);
+	vfs_rtio_session_failed(ext->session, (int)ret);
+	vfs_rtio_session_leave(ext->session);
+	if (ret < 0) {
+		return vfs_rtio_sync_failover(handle, fsp, ext, true, discard_const(data), n,
+					      offset, 0, (int)ret);
+	}
+	if ((size_t)ret >= n) {
+		return ret;
+	}
+	return vfs_rtio_sync_failover(handle, fsp, ext, true, discard_const(data), n, offset,
+				      (size_t)ret, 0);
+}
