@@ -80,7 +80,7 @@ VFS_HDR := $(wildcard vfs_rtio/*.h)
 
 $(BUILD)/vfsobj/%.o: %.c $(VFS_HDR) $(COMMON_HDR) $(SAMBA_GEN)/.stamp
 	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) $(SAMBA_WARN_RELAX) $(SAMBA_CPPFLAGS) -Icommon -c $< -o $@
+	$(CC) $(BASE_CFLAGS) -fvisibility=hidden $(SAMBA_WARN_RELAX) $(SAMBA_CPPFLAGS) -Icommon -c $< -o $@
 
 $(BUILD)/rtio.so: $(VFS_SRC:%.c=$(BUILD)/vfsobj/%.o) $(COMMON_SRC:%.c=$(BUILD)/vfsobj/%.o)
 	$(CC) $(BASE_CFLAGS) -shared -o $@ $^ $(SAMBA_LDFLAGS) $(SAMBA_LIBS)

@@ -245,6 +245,25 @@ uint32_t aiod_cache_truncate(struct aiod_cache *c, uint64_t dev, uint64_t ino, u
 	return dropped;
 }
 
+uint32_t aiod_cache_invalidate(struct aiod_cache *c, uint64_t dev, uint64_t ino, uint64_t off,
+			       uint64_t len)
+{
+	uint64_t first = off / c->block_size;
+	uint64_t last = len == 0 || off + len < off ? UINT64_MAX : (off + len - 1) / c->block_size;
+	uint32_t dropped = 0;
+
+	for (uint32_t i = 0; i < c->nblocks; i++) {
+		struct aiod_block *b = &c->blocks[i];
+
+		if (b->hashed && b->dev == dev && b->ino == ino && b->blkno >= first &&
+		    b->blkno <= last) {
+			aiod_cache_detach(c, b);
+			dropped++;
+		}
+	}
+	return dropped;
+}
+
 void aiod_cache_write_through(struct aiod_cache *c, uint64_t dev, uint64_t ino, uint64_t off,
 			      const uint8_t *data, uint32_t len)
 {

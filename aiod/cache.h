@@ -102,6 +102,13 @@ void aiod_cache_detach(struct aiod_cache *c, struct aiod_block *b);
 uint32_t aiod_cache_truncate(struct aiod_cache *c, uint64_t dev, uint64_t ino, uint64_t new_size);
 
 /*
+ * Bytes [off, off + len) of (dev, ino) changed behind aiod's back (len 0: to
+ * the end): blocks overlapping them are detached. Returns how many.
+ */
+uint32_t aiod_cache_invalidate(struct aiod_cache *c, uint64_t dev, uint64_t ino, uint64_t off,
+			       uint64_t len);
+
+/*
  * Bytes [off, off + len) of (dev, ino) were written with data: update VALID
  * cached copies so every reader sees the new bytes; detach LOADING ones (their
  * read may predate the write).

@@ -150,6 +150,15 @@ void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const uni
 		(void)aiod_cache_truncate(ctx->cache, o->file->dev, o->file->ino,
 					  m->ftruncate_req.length);
 		break;
+	case RTIO_OP_INVALIDATE:
+		o = aiod_open_find(s, m->invalidate_req.file_id);
+		if (o == NULL) {
+			ret = -EBADF;
+			break;
+		}
+		(void)aiod_cache_invalidate(ctx->cache, o->file->dev, o->file->ino,
+					    m->invalidate_req.offset, m->invalidate_req.length);
+		break;
 	case RTIO_OP_UNLINK:
 		aiod_file_forget(ctx, m->unlink_req.dev, m->unlink_req.ino);
 		break;

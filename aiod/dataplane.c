@@ -72,9 +72,24 @@ static uint64_t block_shm_off(const struct aiod_ctx *ctx, const struct aiod_bloc
 	return RTIO_SHM_DATA_OFF + (uint64_t)b->idx * ctx->cache->block_size;
 }
 
+static void write_seg_done(void *private_data, int result);
+
+static bool wseg_of(void *private_data, void *arg)
+{
+	return ((struct aiod_wseg *)private_data)->r == arg;
+}
+
 void aiod_req_orphan(struct aiod_req *r)
 {
 	r->s = NULL;
+	/*
+	 * The client gave up on this session and may redo its writes itself: a
+	 * write of ours still waiting for the device must not land after them.
+	 * (One already in the kernel cannot be recalled; it carries the same bytes.)
+	 */
+	if (r->opcode == RTIO_OP_WRITE1 && r->pending > 0) {
+		(void)aiod_engine_cancel(r->ctx->engine, write_seg_done, wseg_of, r);
+	}
 }
 
 

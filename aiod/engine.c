@@ -428,6 +428,29 @@ int aiod_engine_writeback(struct aiod_engine *e, int fd, uint64_t off, uint32_t 
 			    private_data);
 }
 
+unsigned aiod_engine_cancel(struct aiod_engine *e, aiod_engine_done_fn done,
+			    bool (*match)(void *private_data, void *arg), void *arg)
+{
+	unsigned n = 0;
+	uint32_t i = 0;
+
+	while (i < e->queue->count) {
+		struct engine_op *op = (struct engine_op *)e->queue->heap[i];
+
+		if (op->done != done || !match(op->private_data, arg)) {
+			i++;
+			continue;
+		}
+		aiod_sched_remove(e->queue, &op->item);	/* the heap shifts: look at i again */
+		e->st.completed++;
+		op->done(op->private_data, -ECANCELED);
+		talloc_free(op);
+		n++;
+		i = 0;	/* the callback may have queued or cancelled more */
+	}
+	return n;
+}
+
 void aiod_engine_get_stats(const struct aiod_engine *e, struct aiod_engine_stats *out)
 {
 	*out = e->st;

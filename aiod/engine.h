@@ -55,6 +55,14 @@ int aiod_engine_fsync(struct aiod_engine *e, int fd, bool datasync, uint64_t dea
 int aiod_engine_writeback(struct aiod_engine *e, int fd, uint64_t off, uint32_t len,
 			  uint64_t deadline_ns, aiod_engine_done_fn done, void *private_data);
 
+/*
+ * Take back queued operations (not yet in the kernel) of callback done for
+ * which match(private_data, arg) is true; each completes with -ECANCELED.
+ * Operations already in the kernel finish normally. Returns how many.
+ */
+unsigned aiod_engine_cancel(struct aiod_engine *e, aiod_engine_done_fn done,
+			    bool (*match)(void *private_data, void *arg), void *arg);
+
 void aiod_engine_get_stats(const struct aiod_engine *e, struct aiod_engine_stats *out);
 
 /* CLOCK_MONOTONIC now, in ns. */

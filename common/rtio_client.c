@@ -22,7 +22,7 @@
 #include "rtio_shm.h"
 #include "rtio_sock.h"
 
-enum rtio_io_kind { RTIO_IO_READ, RTIO_IO_WRITE, RTIO_IO_FSYNC };
+enum rtio_io_kind { RTIO_IO_READ, RTIO_IO_WRITE, RTIO_IO_FSYNC, RTIO_IO_PIN };
 
 struct rtio_client_io {
 	struct rtio_client *c;
@@ -38,6 +38,7 @@ struct rtio_client_io {
 	bool in_write1;			/* WRITE0 answered, WRITE1 sent */
 	bool cancelled;
 	uint64_t req_id;		/* of the message in flight, 0 if none */
+	struct rtio_pinned *pin;	/* RTIO_IO_PIN: where the segments go */
 	rtio_client_done_fn done;
 	void *private_data;
 };
@@ -60,7 +61,10 @@ struct rtio_client {
 	unsigned inflight;
 	struct rtio_client_io *queue, *queue_tail;
 	unsigned pending;
-	unsigned in_process;		/* >0 while callbacks may run: no free of c */
+	uint64_t replies;		/* replies handled: progress, for sync waits */
+	struct rtio_client_io *starting;	/* being started: finishing it must not call back */
+	ssize_t starting_result;
+	bool starting_done;
 };
 
 #define RTIO_SLOT_BITS 16
@@ -284,6 +288,18 @@ uint32_t rtio_client_session_id(const struct rtio_client *c)
 	return c->session_id;
 }
 
+void rtio_client_set_timeout(struct rtio_client *c, int timeout_ms)
+{
+	if (timeout_ms > 0) {
+		c->timeout_ms = timeout_ms;
+	}
+}
+
+uint32_t rtio_client_max_io(const struct rtio_client *c)
+{
+	return c->max_io;
+}
+
 uint32_t rtio_client_block_size(const struct rtio_client *c)
 {
 	return c->block_size;
@@ -368,6 +384,20 @@ int rtio_client_unlink(struct rtio_client *c, uint64_t dev, uint64_t ino)
 	return client_control(c, &req, sizeof(req), NULL, 0, &rep, NULL, 0);
 }
 
+int rtio_client_invalidate(struct rtio_client *c, uint64_t file_id, uint64_t offset,
+			   uint64_t length)
+{
+	struct rtio_invalidate_req req;
+	union rtio_msg rep;
+
+	memset(&req, 0, sizeof(req));
+	rtio_hdr_init(&req.hdr, RTIO_OP_INVALIDATE, sizeof(req), 0);
+	req.file_id = file_id;
+	req.offset = offset;
+	req.length = length;
+	return client_control(c, &req, sizeof(req), NULL, 0, &rep, NULL, 0);
+}
+
 int rtio_client_stats(struct rtio_client *c, struct rtio_stats_rep *out)
 {
 	struct rtio_hdr req;
@@ -425,6 +455,13 @@ static void io_finish(struct rtio_client_io *io, ssize_t result)
 	void *private_data = io->private_data;
 
 	c->pending--;
+	if (c->starting == io) {
+		/* Failed inside its start function: the caller gets the error instead. */
+		c->starting = NULL;
+		c->starting_done = true;
+		c->starting_result = result;
+		done = NULL;
+	}
 	talloc_free(io);
 	if (done != NULL) {
 		done(result, private_data);
@@ -508,6 +545,7 @@ static void io_step(struct rtio_client_io *io)
 	memset(&req, 0, sizeof(req));
 	switch (io->kind) {
 	case RTIO_IO_READ:
+	case RTIO_IO_PIN:
 		io->chunk = (uint32_t)(left < c->max_io ? left : c->max_io);
 		rtio_hdr_init(&req.hdr, RTIO_OP_READ0, sizeof(req), io->req_id);
 		req.length = io->chunk;
@@ -529,6 +567,21 @@ static void io_step(struct rtio_client_io *io)
 		/* client_kill already failed every op in a slot, including io */
 		return;
 	}
+}
+
+/* The segments of a reply lie in the region's data part and hold exactly bytes. */
+static int io_check_segs(const struct rtio_client *c, const struct rtio_io_rep *rep, size_t bytes)
+{
+	size_t pos = 0;
+
+	for (uint32_t i = 0; i < rep->nseg && i < RTIO_MAX_SEGS; i++) {
+		if (rep->seg[i].shm_off < RTIO_SHM_DATA_OFF || rep->seg[i].shm_off > c->shm_size ||
+		    rep->seg[i].len > c->shm_size - rep->seg[i].shm_off) {
+			return -EPROTO;
+		}
+		pos += rep->seg[i].len;
+	}
+	return pos == bytes ? 0 : -EPROTO;
 }
 
 /* Copy between the caller's buffer and the segments of a READ0/WRITE0 reply. */
@@ -578,6 +631,26 @@ static void io_on_reply(struct rtio_client *c, const union rtio_msg *m)
 
 	switch (m->hdr.opcode) {
 	case RTIO_OP_READ0:
+		if (io->kind == RTIO_IO_PIN) {
+			if (res >= 0 && ((uint32_t)res > io->chunk ||
+					 io_check_segs(c, &m->io_rep, (size_t)res) != 0)) {
+				break;
+			}
+			if (res >= 0 && io->pin == NULL) {
+				/* Cancelled: give the pinned blocks straight back. */
+				struct rtio_release_req drop;
+				memset(&drop, 0, sizeof(drop));
+				rtio_hdr_init(&drop.hdr, RTIO_OP_READ1, sizeof(drop), 0);
+				drop.token = m->io_rep.token;
+				(void)client_send(c, &drop, sizeof(drop));
+			} else if (res >= 0) {
+				io->pin->token = m->io_rep.token;
+				io->pin->nseg = m->io_rep.nseg;
+				memcpy(io->pin->seg, m->io_rep.seg, sizeof(io->pin->seg));
+			}
+			io_finish(io, res);
+			return;
+		}
 		if (io->kind != RTIO_IO_READ) {
 			break;
 		}
@@ -715,6 +788,7 @@ int rtio_client_process(struct rtio_client *c)
 			client_kill(c, -ENOTCONN);
 			return -ENOTCONN;
 		}
+		c->replies++;
 		io_on_reply(c, &m);
 		if (!c->alive) {
 			return -ENOTCONN;
@@ -751,9 +825,16 @@ static int io_start(struct rtio_client *c, enum rtio_io_kind kind, uint64_t file
 	io->done = done;
 	io->private_data = private_data;
 	c->pending++;
-	*out = io;
 	/* Zero-length I/O also makes the round trip: aiod validates the file id. */
+	c->starting = io;
+	c->starting_done = false;
 	io_enqueue(io);
+	if (c->starting_done) {
+		/* io is gone already (the send failed and the session died). */
+		return c->starting_result < 0 ? (int)c->starting_result : -ENOTCONN;
+	}
+	c->starting = NULL;
+	*out = io;
 	return 0;
 }
 
@@ -795,6 +876,7 @@ void rtio_client_io_cancel(struct rtio_client_io *io)
 	c = io->c;
 	io->done = NULL;
 	io->buf = NULL;
+	io->pin = NULL;
 	io->cancelled = true;
 	/* Still queued locally: nothing reached aiod, just drop it. */
 	for (struct rtio_client_io **pp = &c->queue; *pp != NULL; pp = &(*pp)->next) {
@@ -832,6 +914,7 @@ static void sync_done(ssize_t result, void *private_data)
 static ssize_t sync_wait(struct rtio_client *c, struct rtio_client_io *io, struct sync_state *st)
 {
 	int64_t deadline = now_ms() + c->timeout_ms;
+	uint64_t seen = c->replies;
 
 	while (!st->done) {
 		struct pollfd p[2] = {
@@ -853,8 +936,15 @@ static ssize_t sync_wait(struct rtio_client *c, struct rtio_client_io *io, struc
 			return -ENOTCONN;
 		}
 		if (ret > 0) {
-			/* Progress on any request restarts nothing: the deadline is per call. */
 			(void)rtio_client_process(c);
+			if (c->replies != seen) {
+				/*
+				 * aiod is answering, just busy (our request may queue behind
+				 * others): only silence counts against the timeout.
+				 */
+				seen = c->replies;
+				deadline = now_ms() + c->timeout_ms;
+			}
 		}
 	}
 	return st->result;
@@ -883,6 +973,38 @@ ssize_t rtio_client_pwrite(struct rtio_client *c, uint64_t file_id, const void *
 		return ret;
 	}
 	return st.done ? st.result : sync_wait(c, io, &st);
+}
+
+ssize_t rtio_client_read_pinned(struct rtio_client *c, uint64_t file_id, size_t n, off_t off,
+				struct rtio_pinned *p)
+{
+	struct sync_state st = { false, 0 };
+	struct rtio_client_io *io;
+	int ret;
+
+	if (n > c->max_io) {
+		return -EINVAL;
+	}
+	memset(p, 0, sizeof(*p));
+	ret = io_start(c, RTIO_IO_PIN, file_id, NULL, n, off, false, sync_done, &st, &io);
+	if (ret < 0) {
+		return ret;
+	}
+	io->pin = p;
+	return st.done ? st.result : sync_wait(c, io, &st);
+}
+
+void rtio_client_release(struct rtio_client *c, const struct rtio_pinned *p)
+{
+	struct rtio_release_req rel;
+
+	if (p->token == 0 || !rtio_client_alive(c)) {
+		return;	/* nothing pinned, or aiod released it with the session */
+	}
+	memset(&rel, 0, sizeof(rel));
+	rtio_hdr_init(&rel.hdr, RTIO_OP_READ1, sizeof(rel), 0);
+	rel.token = p->token;
+	(void)client_send(c, &rel, sizeof(rel));
 }
 
 int rtio_client_fsync(struct rtio_client *c, uint64_t file_id, bool datasync)

@@ -22,7 +22,7 @@
  * (vfs_rtio uses tevent_req_defer_callback()).
  *
  * Errors are -errno. -ENOTCONN means the session is dead (aiod died or
- * dropped us); -ETIMEDOUT means aiod did not answer within the timeout. In
+ * dropped us); -ETIMEDOUT means aiod answered nothing for the timeout. In
  * both cases the caller does the I/O itself. After -ETIMEDOUT the session is
  * marked dead too: a late reply is never acted upon, and pinned buffers of
  * abandoned requests are released by aiod when the session closes.
@@ -59,6 +59,11 @@ int rtio_client_connect(TALLOC_CTX *mem_ctx, const char *socket_path, const char
 
 /* True until aiod died, timed out or broke protocol. */
 bool rtio_client_alive(const struct rtio_client *c);
+/*
+ * Per-call timeout from now on (connect used its own argument): a call fails
+ * with -ETIMEDOUT when aiod made no progress for this long.
+ */
+void rtio_client_set_timeout(struct rtio_client *c, int timeout_ms);
 /* The pid that connected (a fork()ed child must not use its parent's session). */
 pid_t rtio_client_owner(const struct rtio_client *c);
 uint32_t rtio_client_session_id(const struct rtio_client *c);
@@ -70,6 +75,9 @@ int rtio_client_open(struct rtio_client *c, int fd, const char *name, uint32_t f
 int rtio_client_close(struct rtio_client *c, uint64_t file_id);
 int rtio_client_ftruncate(struct rtio_client *c, uint64_t file_id, uint64_t length);
 int rtio_client_unlink(struct rtio_client *c, uint64_t dev, uint64_t ino);
+/* Bytes [offset, offset + length) changed without aiod (length 0: to EOF): drop them. */
+int rtio_client_invalidate(struct rtio_client *c, uint64_t file_id, uint64_t offset,
+			   uint64_t length);
 int rtio_client_stats(struct rtio_client *c, struct rtio_stats_rep *out);
 /* The index-th file aiod knows (0, 1, ...); -ENOENT past the last. */
 int rtio_client_file_stats(struct rtio_client *c, uint32_t index, struct rtio_file_stats_rep *out);
@@ -81,10 +89,27 @@ ssize_t rtio_client_pwrite(struct rtio_client *c, uint64_t file_id, const void *
 int rtio_client_fsync(struct rtio_client *c, uint64_t file_id, bool datasync);
 
 /*
- * Asynchronous data operations. On success *out is a handle owned by the
+ * Read without copying: on success p describes up to n bytes at off, pinned
+ * in the shared buffer (rtio_client_shm() maps the segments), until
+ * rtio_client_release(). n must not exceed rtio_client_max_io(). For sendfile
+ * straight from the cache. Returns bytes (short only at EOF) or -errno.
+ */
+struct rtio_pinned {
+	uint64_t token;
+	uint32_t nseg;
+	struct rtio_seg seg[RTIO_MAX_SEGS];
+};
+ssize_t rtio_client_read_pinned(struct rtio_client *c, uint64_t file_id, size_t n, off_t off,
+				struct rtio_pinned *p);
+void rtio_client_release(struct rtio_client *c, const struct rtio_pinned *p);
+uint32_t rtio_client_max_io(const struct rtio_client *c);
+
+/*
+ * Asynchronous data operations. On success (0) *out is a handle owned by the
  * client; done(result, private_data) runs exactly once later, with bytes
- * transferred or -errno, after which the handle is gone. buf must stay valid
- * until done runs or until rtio_client_io_cancel() returned.
+ * transferred or -errno, after which the handle is gone. On failure (-errno,
+ * e.g. -ENOTCONN when the session died while starting) done never runs. buf
+ * must stay valid until done runs or until rtio_client_io_cancel() returned.
  */
 typedef void (*rtio_client_done_fn)(ssize_t result, void *private_data);
 

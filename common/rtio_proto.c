@@ -32,6 +32,8 @@ static const struct rtio_op_desc rtio_ops[RTIO_OP_MAX] = {
 	[RTIO_OP_STATS]      = { "STATS", sizeof(struct rtio_hdr), sizeof(struct rtio_stats_rep) },
 	[RTIO_OP_FILE_STATS] = { "FILE_STATS", sizeof(struct rtio_file_stats_req),
 				 sizeof(struct rtio_file_stats_rep) },
+	[RTIO_OP_INVALIDATE] = { "INVALIDATE", sizeof(struct rtio_invalidate_req),
+				 sizeof(struct rtio_simple_rep) },
 };
 
 const char *rtio_op_name(unsigned opcode)

@@ -7,7 +7,7 @@
  * Two transports carry the same message format:
  *
  *  - the control socket (AF_UNIX, SOCK_SEQPACKET, path from aiod.ini): CONNECT,
- *    DISCONNECT, OPEN, CLOSE, FTRUNCATE, UNLINK, STATS, FILE_STATS. These are rare and some
+ *    DISCONNECT, OPEN, CLOSE, FTRUNCATE, UNLINK, INVALIDATE, STATS, FILE_STATS. These are rare and some
  *    carry descriptors (SCM_RIGHTS): aiod never opens a path a client names, it
  *    works on the descriptor smbd already opened with the user's rights.
  *  - per-session POSIX message queues (request and reply): READ0, READ1, WRITE0,
@@ -48,6 +48,7 @@ enum rtio_op {
 	RTIO_OP_FSYNC      = 11,
 	RTIO_OP_STATS      = 12,
 	RTIO_OP_FILE_STATS = 13,
+	RTIO_OP_INVALIDATE = 14,	/* the client changed a range behind aiod: drop it */
 	RTIO_OP_MAX			/* first unassigned opcode */
 };
 
@@ -128,6 +129,13 @@ struct rtio_ftruncate_req {
 	struct rtio_hdr hdr;
 	uint64_t file_id;	/* client */
 	uint64_t length;	/* client: size smbd just set; aiod trims its cache to it */
+};
+
+struct rtio_invalidate_req {
+	struct rtio_hdr hdr;
+	uint64_t file_id;	/* client */
+	uint64_t offset;	/* client: first byte changed */
+	uint64_t length;	/* client: bytes changed, 0 = to the end of the file */
 };
 
 struct rtio_unlink_req {
@@ -219,6 +227,7 @@ union rtio_msg {
 	struct rtio_close_req close_req;
 	struct rtio_ftruncate_req ftruncate_req;
 	struct rtio_unlink_req unlink_req;
+	struct rtio_invalidate_req invalidate_req;
 	struct rtio_stats_rep stats_rep;
 	struct rtio_file_stats_req file_stats_req;
 	struct rtio_file_stats_rep file_stats_rep;
@@ -241,6 +250,7 @@ _Static_assert(sizeof(struct rtio_open_rep) == 72, "rtio_open_rep");
 _Static_assert(sizeof(struct rtio_close_req) == 40, "rtio_close_req");
 _Static_assert(sizeof(struct rtio_ftruncate_req) == 48, "rtio_ftruncate_req");
 _Static_assert(sizeof(struct rtio_unlink_req) == 48, "rtio_unlink_req");
+_Static_assert(sizeof(struct rtio_invalidate_req) == 56, "rtio_invalidate_req");
 _Static_assert(sizeof(struct rtio_stats_rep) == 224, "rtio_stats_rep");
 _Static_assert(sizeof(struct rtio_file_stats_req) == 40, "rtio_file_stats_req");
 _Static_assert(sizeof(struct rtio_file_stats_rep) == 208, "rtio_file_stats_rep");

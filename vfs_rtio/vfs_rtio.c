@@ -19,6 +19,9 @@
 #include "smbd/globals.h"
 #include "lib/util/tevent_ntstatus.h"
 
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+
 #include "vfs_rtio.h"
 
 #undef DBGC_CLASS
@@ -116,19 +119,138 @@ static int vfs_rtio_close(struct vfs_handle_struct *handle, struct files_struct 
 }
 
 /*
- * sendfile ("use sendfile = yes", "aio read size = 0", unsigned sessions)
- * should go from aiod's cache straight to the socket. That needs a pinned
- * read from the client library (READ0's segments handed out, READ1 when the
- * socket took them) which rtio_client.h does not offer yet. Until then the
- * kernel sends from smbd's own descriptor, which is coherent with aiod:
- * aiod's cache is write-through, every write is in the page cache before
- * aiod answers it.
+ * sendfile ("use sendfile = yes", "aio read size = 0", unsigned sessions):
+ * the data goes from aiod's shared cache straight to the socket, never
+ * through smbd's buffers: READ0 pins the blocks, sendmsg() hands the kernel
+ * the pinned pages, READ1 unpins them. Like sys_sendfile(), the header goes
+ * first (corked with MSG_MORE) and the socket is made blocking for the
+ * duration, because nothing else may be sent on it in between.
+ *
+ * If aiod cannot serve the first piece, nothing has been sent yet and the
+ * kernel's sendfile from smbd's descriptor does it all. If aiod goes away
+ * mid-way, the kernel sends the rest from the descriptor: the client still
+ * gets every byte once.
  */
+static ssize_t vfs_rtio_send_all(int fd, struct iovec *iov, int iovcnt, bool more)
+{
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = iovcnt };
+	ssize_t total = 0;
+
+	while (msg.msg_iovlen > 0) {
+		ssize_t n = sendmsg(fd, &msg, MSG_NOSIGNAL | (more ? MSG_MORE : 0));
+
+		if (n < 0) {
+			if (errno == EINTR) {
+				continue;
+			}
+			return -1;
+		}
+		total += n;
+		while (msg.msg_iovlen > 0 && (size_t)n >= msg.msg_iov[0].iov_len) {
+			n -= (ssize_t)msg.msg_iov[0].iov_len;
+			msg.msg_iov++;
+			msg.msg_iovlen--;
+		}
+		if (msg.msg_iovlen > 0) {
+			msg.msg_iov[0].iov_base = (uint8_t *)msg.msg_iov[0].iov_base + n;
+			msg.msg_iov[0].iov_len -= (size_t)n;
+		}
+	}
+	return total;
+}
+
 static ssize_t vfs_rtio_sendfile(struct vfs_handle_struct *handle, int tofd,
 				 files_struct *fromfsp, const DATA_BLOB *hdr, off_t offset,
 				 size_t n)
 {
-	return SMB_VFS_NEXT_SENDFILE(handle, tofd, fromfsp, hdr, offset, n);
+	struct vfs_rtio_fsp *ext = NULL;
+	struct rtio_client *client = vfs_rtio_fsp_client(handle, fromfsp, &ext);
+	struct rtio_pinned pin;
+	size_t hdr_len = hdr != NULL ? hdr->length : 0;
+	size_t sent = 0;
+	ssize_t got;
+	int old_flags;
+	ssize_t ret = -1;
+
+	if (client == NULL || n == 0) {
+		return SMB_VFS_NEXT_SENDFILE(handle, tofd, fromfsp, hdr, offset, n);
+	}
+	got = rtio_client_read_pinned(client, ext->file_id,
+				      MIN(n, (size_t)rtio_client_max_io(client)), offset, &pin);
+	if (got < 0) {
+		return SMB_VFS_NEXT_SENDFILE(handle, tofd, fromfsp, hdr, offset, n);
+	}
+	old_flags = fcntl(tofd, F_GETFL, 0);
+	if (old_flags == -1 || fcntl(tofd, F_SETFL, old_flags & ~O_NONBLOCK) == -1) {
+		rtio_client_release(client, &pin);
+		return -1;
+	}
+	if (hdr_len > 0) {
+		struct iovec iov = { .iov_base = hdr->data, .iov_len = hdr_len };
+		if (vfs_rtio_send_all(tofd, &iov, 1, true) < 0) {
+			rtio_client_release(client, &pin);
+			goto out;
+		}
+	}
+	for (;;) {
+		struct iovec iov[RTIO_MAX_SEGS];
+		bool last;
+
+		for (uint32_t i = 0; i < pin.nseg; i++) {
+			iov[i].iov_base = (void *)(uintptr_t)rtio_client_shm(client, pin.seg[i].shm_off,
+									    pin.seg[i].len);
+			iov[i].iov_len = pin.seg[i].len;
+			if (iov[i].iov_base == NULL) {
+				rtio_client_release(client, &pin);
+				errno = EIO;
+				goto out;
+			}
+		}
+		last = sent + (size_t)got == n || (size_t)got < MIN(n - sent,
+							       (size_t)rtio_client_max_io(client));
+		if (got > 0 && vfs_rtio_send_all(tofd, iov, (int)pin.nseg, !last) < 0) {
+			rtio_client_release(client, &pin);
+			goto out;
+		}
+		rtio_client_release(client, &pin);
+		sent += (size_t)got;
+		if (last) {
+			break;	/* done, or EOF: a short count like sys_sendfile's */
+		}
+		got = rtio_client_read_pinned(client, ext->file_id,
+					      MIN(n - sent, (size_t)rtio_client_max_io(client)),
+					      offset + (off_t)sent, &pin);
+		if (got < 0) {
+			/* aiod went away mid-way: the kernel sends the rest. */
+			off_t pos = offset + (off_t)sent;
+			while (sent < n) {
+				ssize_t k = sendfile(tofd, fsp_get_io_fd(fromfsp), &pos, n - sent);
+				if (k < 0 && errno == EINTR) {
+					continue;
+				}
+				if (k <= 0) {
+					if (k < 0) {
+						goto out;
+					}
+					break;
+				}
+				sent += (size_t)k;
+			}
+			break;
+		}
+	}
+	ret = (ssize_t)(hdr_len + sent);
+	DBG_INFO("rtio: sendfile of %zu bytes of %s from aiod's cache\n", sent, fsp_str_dbg(fromfsp));
+out:
+	{
+		int saved_errno = errno;
+		if (fcntl(tofd, F_SETFL, old_flags) == -1 && ret != -1) {
+			ret = -1;
+		} else {
+			errno = saved_errno;
+		}
+	}
+	return ret;
 }
 
 /*
@@ -142,7 +264,7 @@ static ssize_t vfs_rtio_recvfile(struct vfs_handle_struct *handle, int fromfd,
 	int saved_errno = errno;
 
 	if (n > 0) {
-		vfs_rtio_fsp_invalidate(handle, tofsp, NULL);
+		vfs_rtio_fsp_invalidate(handle, tofsp, NULL, offset, n);
 	}
 	errno = saved_errno;
 	return ret;
@@ -182,7 +304,7 @@ static int vfs_rtio_ftruncate(struct vfs_handle_struct *handle, struct files_str
 		/* a failed truncate may still have changed the file */
 		DBG_DEBUG("rtio: FTRUNCATE of %s to %jd: %s\n", fsp_str_dbg(fsp), (intmax_t)len,
 			  client == NULL ? "not registered" : strerror(-trimmed));
-		vfs_rtio_fsp_invalidate(handle, fsp, ext);
+		vfs_rtio_fsp_invalidate(handle, fsp, ext, 0, 0);
 	}
 	errno = saved_errno;
 	return ret;
@@ -200,7 +322,7 @@ static int vfs_rtio_fallocate(struct vfs_handle_struct *handle, struct files_str
 	 * back, even when it failed half way.
 	 */
 	if (mode != VFS_FALLOCATE_FL_KEEP_SIZE) {
-		vfs_rtio_fsp_invalidate(handle, fsp, NULL);
+		vfs_rtio_fsp_invalidate(handle, fsp, NULL, offset, (size_t)len);
 	}
 	errno = saved_errno;
 	return ret;
@@ -334,7 +456,7 @@ static void vfs_rtio_offload_write_done(struct tevent_req *subreq)
 	status = SMB_VFS_NEXT_OFFLOAD_WRITE_RECV(state->handle, subreq, &state->copied);
 	TALLOC_FREE(subreq);
 	if (state->copied > 0 || !NT_STATUS_IS_OK(status)) {
-		vfs_rtio_fsp_invalidate(state->handle, state->dest_fsp, NULL);
+		vfs_rtio_fsp_invalidate(state->handle, state->dest_fsp, NULL, 0, 0);
 	}
 	if (tevent_req_nterror(req, status)) {
 		return;

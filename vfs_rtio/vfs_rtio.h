@@ -164,7 +164,7 @@ int vfs_rtio_fsp_register(struct rtio_client *client, struct vfs_rtio_fsp *ext,
  * NULL (looked up; nothing to do for a file that is not ours).
  */
 void vfs_rtio_fsp_invalidate(struct vfs_handle_struct *handle, struct files_struct *fsp,
-			     struct vfs_rtio_fsp *ext);
+			     struct vfs_rtio_fsp *ext, off_t offset, size_t length);
 
 /* Fallback allowed for this handle's share? (vfs_rtio_config.c) */
 bool vfs_rtio_fallback(struct vfs_handle_struct *handle);

@@ -215,22 +215,26 @@ struct rtio_client *vfs_rtio_fsp_client(struct vfs_handle_struct *handle,
 }
 
 void vfs_rtio_fsp_invalidate(struct vfs_handle_struct *handle, struct files_struct *fsp,
-			     struct vfs_rtio_fsp *ext)
+			     struct vfs_rtio_fsp *ext, off_t offset, size_t length)
 {
+	int ret;
+
 	if (ext == NULL) {
 		ext = VFS_FETCH_FSP_EXTENSION(handle, fsp);
 		if (ext == NULL) {
 			return;
 		}
 	}
-	ext->wrote_locally = true;
 	if (!vfs_rtio_fsp_registered(ext)) {
+		ext->wrote_locally = true;
 		return;		/* dropped at the next registration, or by identity at close */
 	}
-	/*
-	 * There is no ranged INVALIDATE in the protocol yet: registering the
-	 * descriptor again with RTIO_OPEN_INVALIDATE drops every cached block
-	 * of the file and gives us a fresh file_id.
-	 */
-	(void)vfs_rtio_fsp_register(ext->session->client, ext, fsp->fsp_name->base_name, true);
+	/* Only the bytes that changed: the rest of the file stays cached. */
+	ret = rtio_client_invalidate(ext->session->client, ext->file_id, (uint64_t)offset,
+				     (uint64_t)length);
+	if (ret != 0) {
+		/* aiod is gone or refused: drop everything at the next registration. */
+		ext->wrote_locally = true;
+		DBG_DEBUG("rtio: INVALIDATE of %s: %s\n", fsp_str_dbg(fsp), strerror(-ret));
+	}
 }

@@ -360,7 +360,7 @@ static void vfs_rtio_aio_local_done(struct tevent_req *subreq)
 	TALLOC_FREE(subreq);
 	if (a->op == VFS_RTIO_AIO_PWRITE && a->ext != NULL) {
 		/* even a failed write may have changed some bytes */
-		vfs_rtio_fsp_invalidate(a->handle, a->fsp, a->ext);
+		vfs_rtio_fsp_invalidate(a->handle, a->fsp, a->ext, a->offset, a->n);
 	}
 	if (ret == -1) {
 		vfs_rtio_aio_finish(a, aio_state.error);
@@ -500,7 +500,7 @@ static ssize_t vfs_rtio_sync_failover(struct vfs_handle_struct *handle, struct f
 	}
 	ret = SMB_VFS_NEXT_PWRITE(handle, fsp, buf + done, n - done, offset + (off_t)done);
 	saved_errno = errno;
-	vfs_rtio_fsp_invalidate(handle, fsp, ext);
+	vfs_rtio_fsp_invalidate(handle, fsp, ext, offset + (off_t)done, n - done);
 	errno = saved_errno;
 	return ret == -1 ? -1 : (ssize_t)done + ret;
 }
@@ -545,7 +545,7 @@ ssize_t vfs_rtio_pwrite(struct vfs_handle_struct *handle, struct files_struct *f
 		ret = SMB_VFS_NEXT_PWRITE(handle, fsp, data, n, offset);
 		if (ext != NULL) {
 			int saved_errno = errno;
-			vfs_rtio_fsp_invalidate(handle, fsp, ext);
+			vfs_rtio_fsp_invalidate(handle, fsp, ext, 0, 0);	/* where it appended is unknown */
 			errno = saved_errno;
 		}
 		return ret;

@@ -64,5 +64,6 @@ for share in plain rtio; do
 done
 run stall-aiod t_stall
 run fault-kill-aiod t_fault "$SEED"
+run sendfile-from-cache t_sendfile
 
 it_finish
