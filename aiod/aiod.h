@@ -168,6 +168,7 @@ uint32_t aiod_session_id(const struct aiod_session *s);
 pid_t aiod_session_pid(const struct aiod_session *s);
 struct aiod_open **aiod_session_opens(struct aiod_session *s);
 struct aiod_session *aiod_session_next(struct aiod_session *s);
+int aiod_session_sock(const struct aiod_session *s);
 uint64_t aiod_session_next_file_id(struct aiod_session *s);
 /* A request of this session started / finished (teardown must detach the ones in flight). */
 void aiod_session_req_add(struct aiod_session *s, struct aiod_req *r);

@@ -12,6 +12,7 @@
 
 #include "aiod.h"
 #include "log.h"
+#include "rtio_sock.h"
 
 
 static void fill_stats(struct aiod_ctx *ctx, struct rtio_stats_rep *r)
@@ -169,7 +170,8 @@ void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const uni
 		ret = fill_file_stats(ctx, m->file_stats_req.index, &rep.file_stats_rep);
 		break;
 	case RTIO_OP_DISCONNECT:
-		(void)aiod_session_control_reply(s, &rep, rep_len);
+		/* The client may not wait for the answer: a failed reply is no news. */
+		(void)rtio_sock_send(aiod_session_sock(s), &rep, rep_len, NULL, 0);
 		aiod_session_destroy(s, "DISCONNECT");
 		return;
 	default:

@@ -56,6 +56,11 @@ pid_t aiod_session_pid(const struct aiod_session *s)
 	return s->pid;
 }
 
+int aiod_session_sock(const struct aiod_session *s)
+{
+	return s->sock;
+}
+
 struct aiod_session *aiod_session_next(struct aiod_session *s)
 {
 	return s->next;

@@ -107,8 +107,17 @@ static int vfs_rtio_openat(struct vfs_handle_struct *handle, const struct files_
 	if (fd == -1) {
 		return -1;
 	}
-	/* Registration failing only means local I/O for this file. */
-	vfs_rtio_fsp_open(handle, fsp, how, fd);
+	/*
+	 * Registration failing only means local I/O for this file, except when
+	 * aiod's admission control turns a stream down: then the open fails.
+	 */
+	if (vfs_rtio_fsp_open(handle, fsp, how, fd) == -ENOBUFS) {
+		DBG_NOTICE("rtio: aiod refused the stream %s: the device is fully booked\n",
+			   fsp_str_dbg(fsp));
+		close(fd);
+		errno = ENOBUFS;
+		return -1;
+	}
 	return fd;
 }
 

@@ -141,9 +141,12 @@ struct vfs_rtio_fsp {
 	bool wrote_locally;	/* written behind aiod's back since registration */
 };
 
-/* After a successful open: register eligible regular files. */
-void vfs_rtio_fsp_open(struct vfs_handle_struct *handle, struct files_struct *fsp,
-		       const struct vfs_open_how *how, int fd);
+/*
+ * After a successful open: register eligible regular files. 0, or -ENOBUFS
+ * when aiod's admission control refused the stream: the open must fail.
+ */
+int vfs_rtio_fsp_open(struct vfs_handle_struct *handle, struct files_struct *fsp,
+		      const struct vfs_open_how *how, int fd);
 /* Before close: unregister, unless fsp's current descriptor is not the registered one. */
 void vfs_rtio_fsp_close(struct vfs_handle_struct *handle, struct files_struct *fsp);
 /*

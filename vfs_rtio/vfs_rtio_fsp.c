@@ -109,8 +109,8 @@ int vfs_rtio_fsp_register(struct rtio_client *client, struct vfs_rtio_fsp *ext,
 	return 0;
 }
 
-void vfs_rtio_fsp_open(struct vfs_handle_struct *handle, struct files_struct *fsp,
-		       const struct vfs_open_how *how, int fd)
+int vfs_rtio_fsp_open(struct vfs_handle_struct *handle, struct files_struct *fsp,
+		      const struct vfs_open_how *how, int fd)
 {
 	struct vfs_rtio_config *config = NULL;
 	const char *name = fsp->fsp_name->base_name;
@@ -119,22 +119,22 @@ void vfs_rtio_fsp_open(struct vfs_handle_struct *handle, struct files_struct *fs
 	struct stat st;
 	bool invalidate;
 
-	SMB_VFS_HANDLE_GET_DATA(handle, config, struct vfs_rtio_config, return);
+	SMB_VFS_HANDLE_GET_DATA(handle, config, struct vfs_rtio_config, return 0);
 
 	/* path references (O_PATH) do no I/O; streams are not files of their own */
 	if ((how->flags & O_PATH) || fsp->fsp_flags.is_pathref || fsp_is_alternate_stream(fsp)) {
-		return;
+		return 0;
 	}
 	if (!vfs_rtio_config_wants(config, name)) {
-		return;
+		return 0;
 	}
 	if (fstat(fd, &st) != 0) {
 		DBG_ERR("rtio: fstat of %s failed: %s, doing its I/O locally\n", fsp_str_dbg(fsp),
 			strerror(errno));
-		return;
+		return 0;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		return;
+		return 0;
 	}
 	/*
 	 * reopen_from_fsp() turns a path reference into a real open: the new
@@ -147,7 +147,7 @@ void vfs_rtio_fsp_open(struct vfs_handle_struct *handle, struct files_struct *fs
 	ext = VFS_ADD_FSP_EXTENSION(handle, fsp, struct vfs_rtio_fsp, vfs_rtio_fsp_destroy);
 	if (ext == NULL) {
 		DBG_ERR("rtio: no memory for %s, doing its I/O locally\n", fsp_str_dbg(fsp));
-		return;
+		return 0;
 	}
 	*ext = (struct vfs_rtio_fsp){
 		.session = config->session,
@@ -165,9 +165,19 @@ void vfs_rtio_fsp_open(struct vfs_handle_struct *handle, struct files_struct *fs
 	client = vfs_rtio_session_client(config->session, true);
 	if (client == NULL) {
 		ext->wrote_locally = invalidate;
-		return;
+		return 0;
 	}
-	(void)vfs_rtio_fsp_register(client, ext, name, invalidate);
+	/*
+	 * aiod answers OPEN with ENOBUFS only when admission control refused a
+	 * stream ([admission] mode = refuse): the device is fully booked and the
+	 * admin chose to turn the open down rather than serve the stream late.
+	 * smbd maps ENOBUFS to NT_STATUS_INSUFFICIENT_RESOURCES for the client.
+	 */
+	if (vfs_rtio_fsp_register(client, ext, name, invalidate) == -ENOBUFS) {
+		VFS_REMOVE_FSP_EXTENSION(handle, fsp);
+		return -ENOBUFS;
+	}
+	return 0;
 }
 
 void vfs_rtio_fsp_close(struct vfs_handle_struct *handle, struct files_struct *fsp)

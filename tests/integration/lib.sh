@@ -455,3 +455,74 @@ it_finish() {
 	[ "$IT_FAILED" = 0 ] || status=1
 	return $status
 }
+
+# it_private NAME PORT AIOD_INI_EXTRA SHARE_EXTRA GLOBAL_EXTRA
+# Its own aiod and smbd (port PORT) with one share [s] that loads the module,
+# for tests that need settings the shared instance must not have. Sets
+# PRIV_DIR, PRIV_SOCK, PRIV_AIOD_PID, PRIV_SMBD_PID; both are tracked, so
+# teardown stops them even if the test does not.
+it_private() {
+	local name=$1 port=$2 aiod_extra=$3 share_extra=$4 global_extra=$5 n=100
+	PRIV_DIR=$IT_T/$name
+	PRIV_SOCK=$PRIV_DIR/aiod/aiod.sock
+	mkdir -p "$PRIV_DIR"/{private,lock,state,cache,pid,ncalrpc,aiod,share}
+	chmod 700 "$PRIV_DIR/private"
+	chmod 777 "$PRIV_DIR/share"
+	printf '[global]\nsocket_path = %s\n[cache]\nsize = 64M\nmlock = no\n%b\n' \
+		"$PRIV_SOCK" "$aiod_extra" > "$PRIV_DIR/aiod.ini"
+	cat > "$PRIV_DIR/smb.conf" <<EOT
+[global]
+	server role = standalone server
+	smb ports = $port
+	interfaces = lo
+	bind interfaces only = yes
+	disable netbios = yes
+	private dir = $PRIV_DIR/private
+	lock directory = $PRIV_DIR/lock
+	state directory = $PRIV_DIR/state
+	cache directory = $PRIV_DIR/cache
+	pid directory = $PRIV_DIR/pid
+	ncalrpc dir = $PRIV_DIR/ncalrpc
+	passdb backend = tdbsam:$PRIV_DIR/private/passdb.tdb
+	load printers = no
+	printcap name = /dev/null
+	disable spoolss = yes
+$(printf '%b' "$global_extra")
+[s]
+	path = $PRIV_DIR/share
+	read only = no
+	vfs objects = rtio
+	rtio:socket = $PRIV_SOCK
+$(printf '%b' "$share_extra")
+EOT
+	printf '%s\n%s\n' "$IT_PASS" "$IT_PASS" |
+		smbpasswd -c "$PRIV_DIR/smb.conf" -a -s "$IT_USER" > /dev/null 2>&1 ||
+		it_die "smbpasswd for the $name instance failed"
+	"$BUILD/aiod" -c "$PRIV_DIR/aiod.ini" -F -d 3 > "$IT_T/log/aiod-$name.log" 2>&1 &
+	PRIV_AIOD_PID=$!
+	it_track "$PRIV_AIOD_PID" "aiod-$name"
+	while [ ! -S "$PRIV_SOCK" ]; do
+		it_alive "$PRIV_AIOD_PID" || it_die "the $name aiod exited at start"
+		n=$((n - 1))
+		[ $n -gt 0 ] || it_die "the $name aiod did not create its socket"
+		sleep 0.1
+	done
+	smbd -F --debug-stdout -s "$PRIV_DIR/smb.conf" > "$IT_T/log/smbd-$name.log" 2>&1 &
+	PRIV_SMBD_PID=$!
+	it_track "$PRIV_SMBD_PID" "smbd-$name"
+	n=200
+	until (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null; do
+		it_alive "$PRIV_SMBD_PID" || it_die "the $name smbd exited at start"
+		n=$((n - 1))
+		[ $n -gt 0 ] || it_die "the $name smbd does not listen on $port"
+		sleep 0.1
+	done
+}
+
+it_private_stop() {
+	kill -TERM "$PRIV_SMBD_PID" "$PRIV_AIOD_PID" 2>/dev/null
+	it_wait_gone "$PRIV_SMBD_PID" 15 || kill -KILL "$PRIV_SMBD_PID" 2>/dev/null
+	it_wait_gone "$PRIV_AIOD_PID" 10 || kill -KILL "$PRIV_AIOD_PID" 2>/dev/null
+	wait "$PRIV_SMBD_PID" "$PRIV_AIOD_PID" 2>/dev/null
+	return 0
+}

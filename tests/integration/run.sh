@@ -65,5 +65,6 @@ done
 run stall-aiod t_stall
 run fault-kill-aiod t_fault "$SEED"
 run sendfile-from-cache t_sendfile
+run admission-smb t_admission
 
 it_finish

@@ -1,0 +1,56 @@
+# Admission control seen from an SMB client: aiod has room for two 100 Mbit/s
+# streams; while two clients hold stream files open, a third client's open of
+# a stream file fails with NT_STATUS_INSUFFICIENT_RESOURCES, a best-effort
+# file still opens, and once a stream closes the next one is admitted.
+#
+# Copyright (C) 2026 rtio developers
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+t_admission() {
+	local port=$((IT_PORT + 4)) url out rc=0 i
+	it_private admission "$port" \
+		'[admission]\nmode = refuse\ncapacity = 26000000\nheadroom_pct = 0\n[stream.hd]\nmatch = *.mxf\nbitrate = 100M' \
+		'' ''
+	url="smb://127.0.0.1:$port/s"
+	# Two clients hold stream files open (itest_hold: one SMB connection each).
+	for i in 1 2; do
+		mkfifo "$PRIV_DIR/in$i"
+		"$IT_T/bin/itest_hold" "$url/s$i.mxf" 1048576 "$i" < "$PRIV_DIR/in$i" \
+			> "$PRIV_DIR/out$i" 2>&1 &
+		it_track $! itest_hold
+		eval "exec $((7 + i))>\"\$PRIV_DIR/in$i\""
+		for _ in $(seq 300); do
+			grep -q '^ready' "$PRIV_DIR/out$i" && break
+			sleep 0.1
+		done
+		grep -q '^ready' "$PRIV_DIR/out$i" || { echo "stream $i: $(cat "$PRIV_DIR/out$i")"; rc=1; }
+	done
+	head -c 1048576 /dev/urandom > "$PRIV_DIR/share/s3.mxf"
+	head -c 1000 /dev/urandom > "$PRIV_DIR/share/notes.txt"
+	chmod 666 "$PRIV_DIR/share/s3.mxf" "$PRIV_DIR/share/notes.txt"
+	out=$(smbclient //127.0.0.1/s -p "$port" -U "$IT_USER%$IT_PASS" -c "get s3.mxf $PRIV_DIR/s3.got" 2>&1) || true
+	echo "third stream: $out"
+	echo "$out" | grep -q NT_STATUS_INSUFFICIENT_RESOURCES || rc=1
+	smbclient //127.0.0.1/s -p "$port" -U "$IT_USER%$IT_PASS" -c "get notes.txt $PRIV_DIR/n.got" \
+		> /dev/null 2>&1 || { echo "best-effort file did not open"; rc=1; }
+	cmp "$PRIV_DIR/share/notes.txt" "$PRIV_DIR/n.got" || rc=1
+	grep -q "admission: refused stream s3.mxf" "$IT_T/log/aiod-admission.log" || rc=1
+	"$BUILD/aiodctl" -s "$PRIV_SOCK" stats | grep -E '^(streams|reserved_Bps|capacity_Bps|admission_refused)='
+	# The admitted streams still read correctly; then one leaves and s3 gets in.
+	echo read >&8
+	for _ in $(seq 300); do
+		grep -q '^ok read' "$PRIV_DIR/out1" && break
+		sleep 0.1
+	done
+	grep -q '^ok read' "$PRIV_DIR/out1" || { echo "stream 1 read: $(cat "$PRIV_DIR/out1")"; rc=1; }
+	echo quit >&8
+	exec 8>&-
+	sleep 1
+	smbclient //127.0.0.1/s -p "$port" -U "$IT_USER%$IT_PASS" -c "get s3.mxf $PRIV_DIR/s3.got" \
+		> /dev/null 2>&1 || { echo "s3 not admitted after a stream closed"; rc=1; }
+	cmp "$PRIV_DIR/share/s3.mxf" "$PRIV_DIR/s3.got" || rc=1
+	echo quit >&9
+	exec 9>&-
+	it_private_stop
+	return $rc
+}
