@@ -78,7 +78,7 @@ $(BUILD)/aiodctl: $(BUILD)/obj/tools/aiodctl.o $(BUILD)/librtio-client.a
 VFS_SRC := $(wildcard vfs_rtio/*.c)
 VFS_HDR := $(wildcard vfs_rtio/*.h)
 
-$(BUILD)/vfsobj/%.o: %.c $(VFS_HDR) $(COMMON_HDR) $(SAMBA_GEN)/.stamp
+$(BUILD)/vfsobj/%.o: %.c $(VFS_HDR) $(COMMON_HDR) | $(SAMBA_GEN)/.stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -fvisibility=hidden $(SAMBA_WARN_RELAX) $(SAMBA_CPPFLAGS) -Icommon -c $< -o $@
 
@@ -87,7 +87,7 @@ $(BUILD)/rtio.so: $(VFS_SRC:%.c=$(BUILD)/vfsobj/%.o) $(COMMON_SRC:%.c=$(BUILD)/v
 
 # The tests need the module where smbd looks for it.
 install-module: $(BUILD)/rtio.so
-	install -D -m 0644 $(BUILD)/rtio.so $(DESTDIR)$(SAMBA_MODULESDIR)/vfs/rtio.so
+	install -D -m 0644 $(BUILD)/rtio.so $(DESTDIR)$(SAMBA_VFS_DIR)/rtio.so
 
 # ---- unit tests: each built twice, plainly and with ASan + UBSan ----
 
@@ -149,7 +149,7 @@ fuzz: deps $(BUILD)/fuzz/fuzz_msg
 # ---- install ----
 
 install: $(BUILD)/rtio.so $(BUILD)/aiod $(BUILD)/aiodctl
-	install -D -m 0644 $(BUILD)/rtio.so $(DESTDIR)$(SAMBA_MODULESDIR)/vfs/rtio.so
+	install -D -m 0644 $(BUILD)/rtio.so $(DESTDIR)$(SAMBA_VFS_DIR)/rtio.so
 	install -D -m 0755 $(BUILD)/aiod $(DESTDIR)$(SBINDIR)/aiod
 	install -D -m 0755 $(BUILD)/aiodctl $(DESTDIR)$(BINDIR)/aiodctl
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/aiod/aiod.ini ]; then \
@@ -164,7 +164,7 @@ install: $(BUILD)/rtio.so $(BUILD)/aiod $(BUILD)/aiodctl
 	install -D -m 0644 docs/vfs_rtio.8 $(DESTDIR)$(MANDIR)/man8/vfs_rtio.8
 
 uninstall:
-	rm -f $(DESTDIR)$(SAMBA_MODULESDIR)/vfs/rtio.so $(DESTDIR)$(SBINDIR)/aiod \
+	rm -f $(DESTDIR)$(SAMBA_VFS_DIR)/rtio.so $(DESTDIR)$(SBINDIR)/aiod \
 		$(DESTDIR)$(BINDIR)/aiodctl $(DESTDIR)$(UNITDIR)/aiod.service \
 		$(DESTDIR)$(SYSCONFDIR)/sysctl.d/90-rtio-mqueue.conf \
 		$(DESTDIR)$(MANDIR)/man8/aiod.8 $(DESTDIR)$(MANDIR)/man8/vfs_rtio.8

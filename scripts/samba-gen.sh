@@ -15,7 +15,7 @@
 # Cached: $GEN/.stamp records the Samba version and source path; a second run
 # with the same inputs returns at once.  Every output is written to a scratch
 # dir first and moved into place, and the stamp is written last, so an
-# interrupted run is simply redone.  The ~1 min configure has its own stamp
+# interrupted run is simply redone.  The 1-2 min configure has its own stamp
 # and is not repeated when only a later step was interrupted.
 set -euo pipefail
 
@@ -126,9 +126,11 @@ if up_to_date; then
 	exit 0
 fi
 
-# One run at a time per output dir (two parallel makes); the loser waits and
-# then usually finds the work done.
-exec 9>"$GEN/.lock"
+# One run at a time per source tree (configure writes into $SRC/bin, whatever
+# the output dir); the loser of a race waits and then usually finds the work
+# done.
+command -v flock >/dev/null 2>&1 || die "'flock' not found: install the Debian package util-linux"
+exec 9>"$SRC/.samba-gen.lock"
 flock 9
 if up_to_date; then
 	msg "up to date (Samba $VERSION, $GEN)"
@@ -150,9 +152,8 @@ need_cmd gcc gcc
 need_cmd cpp cpp
 need_cmd flex flex
 need_cmd bison bison
-need_cmd flock util-linux
 perl -MParse::Yapp -e 1 2>/dev/null || die "perl module Parse::Yapp not found: install the Debian package libparse-yapp-perl"
-[ -n "$(command -v krb5-config || true)" ] || die "krb5-config not found: install the Debian package libkrb5-dev"
+need_cmd krb5-config libkrb5-dev
 [ -f /usr/include/gnutls/gnutls.h ] || die "gnutls headers not found: install the Debian package libgnutls28-dev"
 
 # Headers from one Samba version with a library from another is a silent
@@ -192,7 +193,7 @@ if [ -z "$force" ] && [ -f "$GEN/.configure-stamp" ] &&
 else
 	rm -f "$GEN/.configure-stamp"
 	rm -rf "$SRC/bin"
-	msg "configure: running Samba $VERSION configure (about 1 min; log: $LOGS/configure.log)"
+	msg "configure: running Samba $VERSION configure (1-2 min; log: $LOGS/configure.log)"
 	t0=$SECONDS
 	step configure "$LOGS/configure.log" \
 		env -u LD_PRELOAD PYTHONHASHSEED=1 JOBS=1 \
@@ -208,8 +209,10 @@ else
 		fi
 	fi
 	mkdir -p "$GEN/include"
-	cp "$SRC/bin/default/include/config.h" "$GEN/include/config.h.tmp"
-	mv "$GEN/include/config.h.tmp" "$GEN/include/config.h"
+	if ! cmp -s "$SRC/bin/default/include/config.h" "$GEN/include/config.h"; then
+		cp "$SRC/bin/default/include/config.h" "$GEN/include/config.h.tmp"
+		mv "$GEN/include/config.h.tmp" "$GEN/include/config.h"
+	fi
 	echo "$CONFIGURE_STAMP" >"$GEN/.configure-stamp"
 	msg "configure: done in $((SECONDS - t0)) s"
 fi
@@ -221,16 +224,41 @@ mkdir -p "$WORK/librpc/gen_ndr" "$WORK/libcli/util" "$WORK/lib/param" \
 
 # pidl writes the --outputdir path verbatim into the #include lines of the
 # ndr_*.h it makes, so run it from $WORK with a relative outputdir; srcdir
-# makes it emit the in-tree include names (is_intree()).
+# makes it emit the in-tree include names (is_intree()).  One pidl per IDL
+# (one run over several IDLs produced different krb5pac.h and nbt.h), all
+# at once: auth and krb5pac re-parse their imports and take seconds each.
+pidl_one() {
+	local idl=$1 ndr=
+	# Only misc's ndr_misc.h is needed.
+	[ "$idl" = librpc/idl/misc ] && ndr=--ndr-parser
+	srcdir=$SRC PERL_HASH_SEED=0 perl "$SRC/pidl/pidl" --quiet --header $ndr \
+		--includedir="$SRC/librpc/idl" --outputdir librpc/gen_ndr \
+		-- "$SRC/$idl.idl"
+}
 pidl_all() {
-	local idl
+	local idl pid
+	local -a pids=()
 	cd "$WORK"
 	for idl in $IDLS; do
-		echo "== $idl.idl"
-		srcdir=$SRC PERL_HASH_SEED=0 perl "$SRC/pidl/pidl" --quiet --header --ndr-parser \
-			--includedir="$SRC/librpc/idl" --outputdir librpc/gen_ndr \
-			-- "$SRC/$idl.idl" || return 1
+		pidl_one "$idl" >"$WORK/pidl.${idl//\//_}.log" 2>&1 &
+		pids+=($!)
 	done
+	local -a failed=()
+	set -- $IDLS
+	for pid in "${pids[@]}"; do
+		wait "$pid" || failed+=("$1")
+		shift
+	done
+	for idl in $IDLS; do
+		echo "== $idl.idl"
+		cat "$WORK/pidl.${idl//\//_}.log"
+	done
+	# Repeat the failures last, where the error message's tail shows them.
+	for idl in "${failed[@]}"; do
+		echo "== FAILED: pidl $SRC/$idl.idl"
+		grep -v 'warning:' "$WORK/pidl.${idl//\//_}.log" || true
+	done
+	[ ${#failed[@]} = 0 ]
 }
 step pidl "$LOGS/pidl.log" pidl_all
 
