@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# smbclient get and put of a big file through three shares of one smbd:
+# plain, "vfs objects = io_uring" and rtio (with aiod), cache hot and cold,
+# interleaved, RUNS times each. Reports median MB/s and server CPU seconds per
+# GiB (smbd children's CPU as reaped by the smbd parent, plus aiod's), writes
+# bench/results/smb-<date>.{json,md,png}.
+#
+#   bench/smb/run.sh [RUNS [SIZE_MIB]]        (defaults: 10 runs, 2048 MiB)
+#   env: BUILD (build dir), BENCH_PORT (4450), BENCH_DIR (data dir, default
+#        /var/tmp: the real disk, so "cold" means the device)
+#
+# Copyright (C) 2026 rtio developers
+# SPDX-License-Identifier: GPL-3.0-or-later
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+BUILD=${BUILD:-$root/build}
+RUNS=${1:-10}
+SIZE_MIB=${2:-2048}
+PORT=${BENCH_PORT:-4450}
+USER_NAME=rtiotest
+PASS=rtio-Bench-pw1
+CONFIGS="plain iouring rtio"
+
+die() { echo "bench/smb: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || die "must run as root (drops caches, starts smbd)"
+[ -x "$BUILD/aiod" ] || die "$BUILD/aiod not built: run make"
+smbd -b | grep -q MODULESDIR || die "smbd not installed: run make deps"
+[ -f "$(smbd -b | sed -n 's/^ *MODULESDIR: *//p')/vfs/rtio.so" ] ||
+	die "rtio.so not installed: run make install-module"
+
+T=$(mktemp -d "${BENCH_DIR:-/var/tmp}/rtio-smbbench.XXXXXX") || die "mktemp failed"
+chmod 755 "$T"
+SMBD_PID=""
+AIOD_PID=""
+cleanup() {
+	[ -n "$SMBD_PID" ] && kill -TERM "$SMBD_PID" 2>/dev/null && wait "$SMBD_PID" 2>/dev/null
+	[ -n "$AIOD_PID" ] && kill -TERM "$AIOD_PID" 2>/dev/null && wait "$AIOD_PID" 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+mkdir -p "$T"/{private,lock,state,cache,pid,ncalrpc,aiod,log} "$T"/share/{plain,iouring,rtio}
+id "$USER_NAME" >/dev/null 2>&1 || useradd --system --no-create-home "$USER_NAME" ||
+	die "cannot create user $USER_NAME"
+chown "$USER_NAME" "$T"/share/*
+cat > "$T/aiod.ini" <<EOF
+[global]
+socket_path = $T/aiod/aiod.sock
+[cache]
+size = 512M
+EOF
+cat > "$T/smb.conf" <<EOF
+[global]
+	server role = standalone server
+	smb ports = $PORT
+	interfaces = lo
+	bind interfaces only = yes
+	disable netbios = yes
+	private dir = $T/private
+	lock directory = $T/lock
+	state directory = $T/state
+	cache directory = $T/cache
+	pid directory = $T/pid
+	ncalrpc dir = $T/ncalrpc
+	passdb backend = tdbsam:$T/private/passdb.tdb
+	load printers = no
+	log level = 0
+[plain]
+	path = $T/share/plain
+	read only = no
+[iouring]
+	path = $T/share/iouring
+	read only = no
+	vfs objects = io_uring
+[rtio]
+	path = $T/share/rtio
+	read only = no
+	vfs objects = rtio
+	rtio:socket = $T/aiod/aiod.sock
+EOF
+printf '%s\n%s\n' "$PASS" "$PASS" | smbpasswd -c "$T/smb.conf" -a -s "$USER_NAME" >/dev/null ||
+	die "smbpasswd failed"
+
+start_aiod() {
+	rm -f "$T/aiod/aiod.sock"
+	"$BUILD/aiod" -c "$T/aiod.ini" -F >> "$T/log/aiod.log" 2>&1 &
+	AIOD_PID=$!
+	for _ in $(seq 100); do [ -S "$T/aiod/aiod.sock" ] && return 0; sleep 0.1; done
+	die "aiod did not start: $(tail -3 "$T/log/aiod.log")"
+}
+stop_aiod() {
+	kill -TERM "$AIOD_PID" 2>/dev/null
+	wait "$AIOD_PID" 2>/dev/null
+	AIOD_PID=""
+}
+# utime + stime of a process, plus its reaped children's (clock ticks)
+cpu_ticks() { awk '{print $14 + $15 + $16 + $17}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+
+start_aiod
+smbd -F --debug-stdout -s "$T/smb.conf" > "$T/log/smbd.log" 2>&1 &
+SMBD_PID=$!
+for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/"$PORT") 2>/dev/null && break; sleep 0.1; done
+
+echo "bench/smb: writing ${SIZE_MIB} MiB test files"
+head -c $((SIZE_MIB * 1024 * 1024)) /dev/urandom > "$T/src.bin" || die "cannot write $T/src.bin"
+for c in $CONFIGS; do
+	cp "$T/src.bin" "$T/share/$c/big.bin"
+	chown "$USER_NAME" "$T/share/$c/big.bin"
+done
+sync
+
+HZ=$(getconf CLK_TCK)
+calc() { awk "BEGIN { printf \"%.6f\", $1 }"; }
+out=$T/results.jsonl
+for r in $(seq "$RUNS"); do
+	# Rotate the order each round so no configuration always goes first.
+	set -- $CONFIGS
+	for _ in $(seq $(((r - 1) % 3))); do set -- "$2" "$3" "$1"; done
+	for c in "$@"; do
+		for mode in cold hot; do
+			for op in get put; do
+				if [ "$mode" = cold ]; then
+					sync
+					echo 3 > /proc/sys/vm/drop_caches
+					if [ "$c" = rtio ]; then stop_aiod; start_aiod; fi
+				else
+					# hot: the file is in the page cache (and aiod's cache as far as it fits)
+					cat "$T/share/$c/big.bin" > /dev/null
+					cat "$T/src.bin" > /dev/null
+				fi
+				s0=$(cpu_ticks "$SMBD_PID")
+				a0=$( [ "$c" = rtio ] && cpu_ticks "$AIOD_PID" || echo 0)
+				t0=$(date +%s.%N)
+				if [ "$op" = get ]; then
+					cmd="get big.bin /dev/null"
+				else
+					cmd="put $T/src.bin put.bin"
+				fi
+				smbclient "//127.0.0.1/$c" -p "$PORT" -U "$USER_NAME%$PASS" \
+					--option='client min protocol=SMB3' -c "$cmd" > "$T/log/client.out" 2>&1 ||
+					die "smbclient $c $op failed: $(tail -2 "$T/log/client.out")"
+				t1=$(date +%s.%N)
+				sleep 0.2	# let smbd reap the connection's child
+				s1=$(cpu_ticks "$SMBD_PID")
+				a1=$( [ "$c" = rtio ] && cpu_ticks "$AIOD_PID" || echo 0)
+				printf '{"run":%d,"config":"%s","mode":"%s","op":"%s","seconds":%s,"mib":%d,"smbd_cpu":%s,"aiod_cpu":%s,"load":"%s"}\n' \
+					"$r" "$c" "$mode" "$op" "$(calc "$t1 - $t0")" "$SIZE_MIB" \
+					"$(calc "($s1 - $s0) / $HZ")" "$(calc "($a1 - $a0) / $HZ")" \
+					"$(cut -d' ' -f1 /proc/loadavg)" >> "$out"
+				tail -n 1 "$out"
+			done
+		done
+	done
+done
+
+stamp=$(date -u +%Y-%m-%d-%H%M)
+mkdir -p "$root/bench/results"
+/usr/bin/python3 "$here/report.py" "$out" "$root/bench/results/smb-$stamp" \
+	"bench/smb/run.sh $RUNS $SIZE_MIB" || die "report failed"
+echo "bench/smb: results in bench/results/smb-$stamp.{md,json,png}"
