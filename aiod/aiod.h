@@ -65,6 +65,7 @@ struct aiod_file {
 	int64_t mtime_ns, ctime_ns;
 	uint64_t size;
 	char *name;			/* share-relative name of the last OPEN, for stats */
+	uint64_t known_size;		/* size at the last fstat or write: bounds read-ahead */
 	/* Stream state (stream.c). */
 	const struct aiod_stream_class *sclass;
 	uint64_t deadline_misses;

@@ -150,6 +150,7 @@ void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const uni
 		 */
 		(void)aiod_cache_truncate(ctx->cache, o->file->dev, o->file->ino,
 					  m->ftruncate_req.length);
+		o->file->known_size = m->ftruncate_req.length;
 		break;
 	case RTIO_OP_INVALIDATE:
 		o = aiod_open_find(s, m->invalidate_req.file_id);

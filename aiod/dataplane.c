@@ -485,6 +485,50 @@ static void readahead(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t last, 
 	}
 }
 
+/*
+ * The common case, answered without a system call: every block of the range
+ * is cached and full enough. Whatever aiod cached is the file's content
+ * (writes go through aiod, truncates are reported), so no fstat() is needed
+ * to find EOF: a block holds data up to EOF or to its end.
+ */
+static bool read0_hit(struct aiod_req *r)
+{
+	struct aiod_ctx *ctx = r->ctx;
+	struct aiod_cache *c = ctx->cache;
+	struct aiod_open *o = r->open;
+	uint32_t bs = c->block_size;
+	uint64_t end = r->off + r->len;
+	uint64_t first = r->off / bs, last;
+	struct aiod_block *b[RTIO_MAX_SEGS];
+
+	if (r->len == 0) {
+		return false;
+	}
+	last = (end - 1) / bs;
+	for (uint64_t blk = first; blk <= last; blk++) {
+		uint64_t need_end = (blk == last ? end : (blk + 1) * bs) - blk * bs;
+
+		b[blk - first] = aiod_cache_find(c, o->file->dev, o->file->ino, blk);
+		if (b[blk - first] == NULL || b[blk - first]->state != AIOD_BLK_VALID) {
+			return false;
+		}
+		if (b[blk - first]->valid < need_end) {
+			/* EOF inside the range, or a block cached when the file was shorter. */
+			return false;
+		}
+	}
+	for (uint64_t blk = first; blk <= last; blk++) {
+		aiod_cache_ref(c, b[blk - first]);
+		r->blocks[r->nblocks++] = b[blk - first];
+		ctx->st.cache_hits++;
+	}
+	r->end = end;
+	readahead(ctx, o, last, o->file->known_size,
+		  aiod_stream_observe(ctx, o, r->off, r->len));
+	read0_finish(r);
+	return true;
+}
+
 static bool read0_start(struct aiod_req *r)
 {
 	struct aiod_ctx *ctx = r->ctx;
@@ -498,10 +542,14 @@ static bool read0_start(struct aiod_req *r)
 	uint32_t nrun = 0;
 	uint64_t demand_deadline;
 
+	if (read0_hit(r)) {
+		return false;
+	}
 	if (fstat(o->fd, &st) != 0) {
 		req_end(r, -errno);
 		return false;
 	}
+	o->file->known_size = (uint64_t)st.st_size;
 	r->end = r->off + r->len;
 	if (r->end > (uint64_t)st.st_size) {
 		r->end = (uint64_t)st.st_size;
@@ -703,6 +751,9 @@ static void write1_finish(struct aiod_req *r)
 		}
 	}
 	ctx->st.bytes_written += total;
+	if (total > 0 && r->off + total > r->open->file->known_size) {
+		r->open->file->known_size = r->off + total;
+	}
 	if (total > 0) {
 		aggregate_writeback(ctx, r->open, r->off, total);
 	}

@@ -71,6 +71,7 @@ struct rtio_client {
 #define RTIO_SLOT_MASK ((1u << RTIO_SLOT_BITS) - 1)
 
 static void client_fail_all(struct rtio_client *c, int err);
+static int client_drain(struct rtio_client *c, const bool *done);
 
 static int64_t now_ms(void)
 {
@@ -78,17 +79,6 @@ static int64_t now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void abs_timeout(struct timespec *ts, int ms)
-{
-	clock_gettime(CLOCK_REALTIME, ts);	/* mq_timed* use CLOCK_REALTIME */
-	ts->tv_sec += ms / 1000;
-	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts->tv_nsec >= 1000000000L) {
-		ts->tv_sec++;
-		ts->tv_nsec -= 1000000000L;
-	}
 }
 
 static void client_close_fds(struct rtio_client *c)
@@ -260,14 +250,12 @@ int rtio_client_connect(TALLOC_CTX *mem_ctx, const char *socket_path, const char
 		talloc_free(c);
 		return -ENOMEM;
 	}
-	/* Replies are drained without blocking; requests block (bounded by timeout). */
-	if (mq_getattr(c->repq, &attr) != 0 || !(attr.mq_flags & O_NONBLOCK)) {
-		attr.mq_flags = O_NONBLOCK;
-		if (mq_setattr(c->repq, &attr, NULL) != 0) {
-			ret = -errno;
-			talloc_free(c);
-			return ret;
-		}
+	/* Both queues are used without blocking: waits go through poll() with the socket. */
+	attr.mq_flags = O_NONBLOCK;
+	if (mq_setattr(c->repq, &attr, NULL) != 0 || mq_setattr(c->reqq, &attr, NULL) != 0) {
+		ret = -errno;
+		talloc_free(c);
+		return ret;
 	}
 	*out = c;
 	return 0;
@@ -293,6 +281,11 @@ void rtio_client_set_timeout(struct rtio_client *c, int timeout_ms)
 	if (timeout_ms > 0) {
 		c->timeout_ms = timeout_ms;
 	}
+}
+
+uint32_t rtio_client_max_inflight(const struct rtio_client *c)
+{
+	return c->max_inflight;
 }
 
 uint32_t rtio_client_max_io(const struct rtio_client *c)
@@ -433,17 +426,45 @@ int rtio_client_file_stats(struct rtio_client *c, uint32_t index, struct rtio_fi
 
 /* ---- data path ---- */
 
+/*
+ * Queue a request. The request queue is non-blocking: when it is full we wait
+ * for room and watch the control socket at the same time, so a dead aiod is
+ * noticed at once (-ENOTCONN) rather than after the timeout.
+ */
 static int client_send(struct rtio_client *c, const void *msg, size_t len)
 {
-	struct timespec ts;
+	int64_t deadline = -1;
 
-	abs_timeout(&ts, c->timeout_ms);
-	while (mq_timedsend(c->reqq, msg, len, 0, &ts) != 0) {
+	while (mq_send(c->reqq, msg, len, 0) != 0) {
+		struct pollfd p[2] = {
+			{ .fd = (int)c->reqq, .events = POLLOUT },
+			{ .fd = c->sock, .events = POLLIN },
+		};
+		int64_t left;
+
 		if (errno == EINTR) {
 			continue;
 		}
-		client_kill(c, errno == ETIMEDOUT ? -ETIMEDOUT : -ENOTCONN);
-		return errno == ETIMEDOUT ? -ETIMEDOUT : -ENOTCONN;
+		if (errno != EAGAIN) {
+			client_kill(c, -ENOTCONN);
+			return -ENOTCONN;
+		}
+		if (deadline < 0) {
+			deadline = now_ms() + c->timeout_ms;
+		}
+		left = deadline - now_ms();
+		if (left <= 0) {
+			client_kill(c, -ETIMEDOUT);
+			return -ETIMEDOUT;
+		}
+		if (poll(p, 2, (int)left) < 0 && errno != EINTR) {
+			client_kill(c, -ENOTCONN);
+			return -ENOTCONN;
+		}
+		if (p[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+			client_kill(c, -ENOTCONN);	/* aiod closed the session or died */
+			return -ENOTCONN;
+		}
 	}
 	return 0;
 }
@@ -755,12 +776,7 @@ static void client_fail_all(struct rtio_client *c, int err)
 
 int rtio_client_process(struct rtio_client *c)
 {
-	union rtio_msg m;
-
 	if (!c->alive) {
-		return -ENOTCONN;
-	}
-	if (c->owner != getpid()) {
 		return -ENOTCONN;
 	}
 	/* The socket only becomes readable when aiod closes it (or misbehaves). */
@@ -771,7 +787,21 @@ int rtio_client_process(struct rtio_client *c)
 			return -ENOTCONN;
 		}
 	}
+	return client_drain(c, NULL);
+}
+
+/*
+ * Receive and handle replies until the queue is empty, or (sync waits) until
+ * *done turns true: then there is no need for the extra, empty receive.
+ */
+static int client_drain(struct rtio_client *c, const bool *done)
+{
+	union rtio_msg m;
+
 	for (;;) {
+		if (done != NULL && *done) {
+			break;
+		}
 		ssize_t n = mq_receive(c->repq, (char *)&m, sizeof(m), NULL);
 
 		if (n < 0) {
@@ -805,7 +835,8 @@ static int io_start(struct rtio_client *c, enum rtio_io_kind kind, uint64_t file
 	struct rtio_client_io *io;
 
 	*out = NULL;
-	if (!rtio_client_alive(c)) {
+	/* No getpid() here: a syscall per I/O. Callers check ownership after fork. */
+	if (!c->alive) {
 		return -ENOTCONN;
 	}
 	if (off < 0 || (kind != RTIO_IO_FSYNC && n > (size_t)SSIZE_MAX)) {
@@ -936,7 +967,12 @@ static ssize_t sync_wait(struct rtio_client *c, struct rtio_client_io *io, struc
 			return -ENOTCONN;
 		}
 		if (ret > 0) {
-			(void)rtio_client_process(c);
+			if (p[1].revents & (POLLIN | POLLHUP | POLLERR)) {
+				client_kill(c, -ENOTCONN);	/* fails io, st gets the error */
+				break;
+			}
+			(void)client_drain(c, &st->done);
+			client_kick_queue(c);
 			if (c->replies != seen) {
 				/*
 				 * aiod is answering, just busy (our request may queue behind

@@ -103,6 +103,8 @@ ssize_t rtio_client_read_pinned(struct rtio_client *c, uint64_t file_id, size_t 
 				struct rtio_pinned *p);
 void rtio_client_release(struct rtio_client *c, const struct rtio_pinned *p);
 uint32_t rtio_client_max_io(const struct rtio_client *c);
+/* Requests a session keeps outstanding; more wait in the library. */
+uint32_t rtio_client_max_inflight(const struct rtio_client *c);
 
 /*
  * Asynchronous data operations. On success (0) *out is a handle owned by the
