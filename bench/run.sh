@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# make bench: every benchmark, one after the other (each takes the machine to
+# itself; never run them beside the tests). Results land in bench/results/.
+#
+#   BENCH="fio smb rt" bench/run.sh       (default: all three, about 1 hour)
+#
+#   fio  bench/fio/run.sh   fio's io_uring engine directly vs fio through aiod
+#   smb  bench/smb/run.sh   smbclient get/put: plain vs io_uring vs rtio shares
+#   rt   bench/rt/run.sh    paced video streams on an emulated disk (issue 5)
+#
+# Copyright (C) 2026 rtio developers
+# SPDX-License-Identifier: GPL-3.0-or-later
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+export BUILD=${BUILD:-$(cd "$here/.." && pwd)/build}
+status=0
+for b in ${BENCH:-fio smb rt}; do
+	echo "==== bench: $b ===="
+	case $b in
+	fio) make -C "$here/.." --no-print-directory BUILD="$BUILD" \
+		"$BUILD/fio/rtio_engine.so" "$BUILD/fio/hit_rtt" && "$here/fio/run.sh" || status=1 ;;
+	smb) "$here/smb/run.sh" || status=1 ;;
+	rt) "$here/rt/run.sh" || status=1 ;;
+	*) echo "bench: unknown benchmark '$b' (fio, smb, rt)" >&2; status=2 ;;
+	esac
+done
+exit $status
