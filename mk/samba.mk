@@ -23,7 +23,8 @@ _samba_saved_default_goal := $(.DEFAULT_GOAL)
 ifndef SAMBA_ROOT
 SAMBA_ROOT      := $(abspath $(dir $(lastword $(MAKEFILE_LIST)))..)
 endif
-SAMBA_BUILD_DIR ?= $(SAMBA_ROOT)/build
+# Follows the includer's BUILD (which scripts/deps.sh also honours) if set.
+SAMBA_BUILD_DIR ?= $(or $(BUILD),$(SAMBA_ROOT)/build)
 SAMBA_SRC       ?= $(SAMBA_BUILD_DIR)/src/samba
 SAMBA_GEN       ?= $(SAMBA_BUILD_DIR)/samba-gen
 SAMBA_GEN_STAMP := $(SAMBA_GEN)/.stamp

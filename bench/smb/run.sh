@@ -14,6 +14,8 @@
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+# shellcheck source=../../scripts/smbconf.sh
+. "$root/scripts/smbconf.sh"
 BUILD=${BUILD:-$root/build}
 RUNS=${1:-10}
 SIZE_MIB=${2:-2048}
@@ -41,7 +43,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-mkdir -p "$T"/{private,lock,state,cache,pid,ncalrpc,aiod,log} "$T"/share/{plain,iouring,rtio}
+rtio_smb_dirs "$T"
+mkdir -p "$T"/{aiod,log} "$T"/share/{plain,iouring,rtio}
 id "$USER_NAME" >/dev/null 2>&1 || useradd --system --no-create-home "$USER_NAME" ||
 	die "cannot create user $USER_NAME"
 chown "$USER_NAME" "$T"/share/*
@@ -51,21 +54,8 @@ socket_path = $T/aiod/aiod.sock
 [cache]
 size = 512M
 EOF
-cat > "$T/smb.conf" <<EOF
-[global]
-	server role = standalone server
-	smb ports = $PORT
-	interfaces = lo
-	bind interfaces only = yes
-	disable netbios = yes
-	private dir = $T/private
-	lock directory = $T/lock
-	state directory = $T/state
-	cache directory = $T/cache
-	pid directory = $T/pid
-	ncalrpc dir = $T/ncalrpc
-	passdb backend = tdbsam:$T/private/passdb.tdb
-	load printers = no
+rtio_smb_global "$T" "$PORT" > "$T/smb.conf"
+cat >> "$T/smb.conf" <<EOF
 	log level = 0
 [plain]
 	path = $T/share/plain

@@ -16,6 +16,8 @@
 
 IT_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 IT_ROOT=$(cd "$IT_HERE/../.." && pwd)
+# shellcheck source=../../scripts/smbconf.sh
+. "$IT_ROOT/scripts/smbconf.sh"
 BUILD=${BUILD:-$IT_ROOT/build}
 IT_PORT=${RTIO_SMB_PORT:-4445}
 IT_USER=rtiotest
@@ -116,26 +118,9 @@ size = 64M
 block_size = $IT_BLOCK
 mlock = no
 EOF
-	cat > "$IT_T/smb.conf" <<EOF
-[global]
-	server role = standalone server
-	smb ports = $IT_PORT
-	interfaces = lo
-	bind interfaces only = yes
-	disable netbios = yes
-	private dir = $IT_T/private
-	lock directory = $IT_T/lock
-	state directory = $IT_T/state
-	cache directory = $IT_T/cache
-	pid directory = $IT_T/pid
-	ncalrpc dir = $IT_T/ncalrpc
-	usershare path =
-	passdb backend = tdbsam:$IT_T/private/passdb.tdb
+	rtio_smb_global "$IT_T" "$IT_PORT" > "$IT_T/smb.conf"
+	cat >> "$IT_T/smb.conf" <<EOF
 	map to guest = never
-	load printers = no
-	printing = bsd
-	printcap name = /dev/null
-	disable spoolss = yes
 	log level = ${RTIO_SMBD_LOG_LEVEL:-1}
 
 [plain]
@@ -465,28 +450,13 @@ it_private() {
 	local name=$1 port=$2 aiod_extra=$3 share_extra=$4 global_extra=$5 n=100
 	PRIV_DIR=$IT_T/$name
 	PRIV_SOCK=$PRIV_DIR/aiod/aiod.sock
-	mkdir -p "$PRIV_DIR"/{private,lock,state,cache,pid,ncalrpc,aiod,share}
-	chmod 700 "$PRIV_DIR/private"
+	rtio_smb_dirs "$PRIV_DIR"
+	mkdir -p "$PRIV_DIR"/{aiod,share}
 	chmod 777 "$PRIV_DIR/share"
 	printf '[global]\nsocket_path = %s\n[cache]\nsize = 64M\nmlock = no\n%b\n' \
 		"$PRIV_SOCK" "$aiod_extra" > "$PRIV_DIR/aiod.ini"
-	cat > "$PRIV_DIR/smb.conf" <<EOT
-[global]
-	server role = standalone server
-	smb ports = $port
-	interfaces = lo
-	bind interfaces only = yes
-	disable netbios = yes
-	private dir = $PRIV_DIR/private
-	lock directory = $PRIV_DIR/lock
-	state directory = $PRIV_DIR/state
-	cache directory = $PRIV_DIR/cache
-	pid directory = $PRIV_DIR/pid
-	ncalrpc dir = $PRIV_DIR/ncalrpc
-	passdb backend = tdbsam:$PRIV_DIR/private/passdb.tdb
-	load printers = no
-	printcap name = /dev/null
-	disable spoolss = yes
+	rtio_smb_global "$PRIV_DIR" "$port" > "$PRIV_DIR/smb.conf"
+	cat >> "$PRIV_DIR/smb.conf" <<EOT
 $(printf '%b' "$global_extra")
 [s]
 	path = $PRIV_DIR/share
