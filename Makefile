@@ -35,7 +35,7 @@ AIOD_SRC   := $(filter-out aiod/main.c,$(wildcard aiod/*.c))
 COMMON_HDR := $(wildcard common/*.h)
 AIOD_HDR   := $(wildcard aiod/*.h)
 
-.PHONY: all deps build check unit unit-asan integration demo bench fuzz install uninstall \
+.PHONY: all deps build check unit unit-asan integration demo bench fuzz torture install uninstall \
 	clean help install-module
 .DEFAULT_GOAL := all
 
@@ -179,3 +179,8 @@ clean:
 $(BUILD)/test/%: tests/integration/%.c $(BUILD)/librtio-client.a $(COMMON_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -Icommon $(PKG_CFLAGS) -o $@ $< $(BUILD)/librtio-client.a $(PKG_LIBS_TALLOC)
+
+# The whole smbtorture allowlist on plain vs rtio shares (about 14 minutes).
+torture: all
+	@$(MAKE) --no-print-directory install-module
+	@BUILD=$(BUILD) tests/smbtorture/run.sh

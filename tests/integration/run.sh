@@ -66,5 +66,6 @@ run stall-aiod t_stall
 run fault-kill-aiod t_fault "$SEED"
 run sendfile-from-cache t_sendfile
 run admission-smb t_admission
+run smbtorture-fast t_smbtorture
 
 it_finish
