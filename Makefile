@@ -5,6 +5,7 @@
 #   make demo       start aiod + smbd on loopback and compare plain vs rtio shares
 #   make bench      the long benchmarks (bench/README.md)
 #   make fuzz       libFuzzer on the message decoder, bounded time
+#   make torture    the whole smbtorture comparison, plain vs rtio (about 14 minutes)
 #   make install    rtio.so into smbd's VFS module directory, aiod, config, systemd unit
 #
 # Copyright (C) 2026 rtio developers
