@@ -44,7 +44,7 @@ all: deps
 	@$(MAKE) --no-print-directory build
 
 help:
-	@sed -n '3,10p' Makefile | sed 's/^# //'
+	@sed -n '3,9p' Makefile | sed 's/^# //'
 
 # Everything the build needs, installed idempotently (apt, Samba and fio sources).
 deps:

@@ -1,0 +1,567 @@
+# Real-time stream benchmark: the pieces bench/rt/run.sh and scripts/demo.sh
+# share. An emulated single-spindle disk (bench/emudisk) with one stream file
+# per client, a private smbd on a free port in front of it, aiod for the rtio
+# configuration, and paced rtio-stream clients (bench/stream) against it.
+#
+# Copyright (C) 2026 rtio developers
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# Source it, call rt_init, then rt_emu_up, rt_make_files and rt_measure per
+# data point. Every process started here is recorded by pid in $RT_T/pids and
+# stopped by pid from the EXIT trap that rt_init installs (also on failure and
+# Ctrl-C); the emulated disk is torn down by its own script, which works from
+# its state file. Nothing is killed by name.
+#
+# Configurations (rt_measure's first argument):
+#   plain       a share without VFS modules; loop read_ahead_kb as emudisk pins it (128)
+#   plain-ra    the same share with the loop device's read_ahead_kb = $RT_BIG_RA_KB
+#   io_uring    vfs objects = io_uring
+#   rtio        vfs objects = rtio, with aiod (stream class on *.mxf)
+#
+# Environment (defaults in brackets):
+#   BUILD           build dir with aiod, aiodctl, emudisk, rtio-stream [<repo>/build]
+#   RT_SMB_PORT     smbd port; when unset, the first free one from 4445 up
+#   RT_KEEP=1       keep the temp dir (logs of every run) at exit
+#   RT_TMP          where the temp dir goes [/tmp]
+#   RT_SMBD_LOG_LEVEL  smb.conf log level [1]
+#   RT_PROBE        a command run (eval) 2 s after the last stream started, output in the run dir
+#   RT_ON_EXIT      a command the EXIT trap runs first (e.g. writing partial results)
+
+RT_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+RT_ROOT=$(cd "$RT_HERE/../.." && pwd)
+BUILD=${BUILD:-$RT_ROOT/build}
+case $BUILD in /*) ;; *) BUILD=$RT_ROOT/$BUILD ;; esac
+
+RT_USER=rtiotest
+RT_PASS=rtio-Test-pw1
+RT_CLK_TCK=$(getconf CLK_TCK)
+# Debian's python3 (python3-matplotlib is installed for it), not whatever
+# python3 comes first in PATH
+RT_PY=${RT_PY:-/usr/bin/python3}
+[ -x "$RT_PY" ] || RT_PY=python3
+
+# Stream files are *.mxf (the stream class matches them), the greedy reader's
+# file is not: it is what a bulk copy of some other file looks like.
+RT_STREAM_FMT='stream%02d.mxf'
+RT_GREEDY_FILE='copy.bin'
+
+# rtio settings (bench/rt/README.md says why these values)
+RT_CACHE=${RT_CACHE:-1G}
+RT_BLOCK=${RT_BLOCK:-1M}
+RT_IO_SIZE=${RT_IO_SIZE:-16M}
+RT_QD=${RT_QD:-1}
+RT_PREBUFFER_MS=${RT_PREBUFFER_MS:-2000}
+RT_BE_DEADLINE_MS=${RT_BE_DEADLINE_MS:-2500}
+RT_DIRECT_IO=${RT_DIRECT_IO:-yes}
+RT_ADMISSION_MODE=${RT_ADMISSION_MODE:-off}
+RT_ADMISSION_CAPACITY=${RT_ADMISSION_CAPACITY:-0}
+RT_ADMISSION_PROFILE=${RT_ADMISSION_PROFILE:-}
+RT_BIG_RA_KB=${RT_BIG_RA_KB:-8192}
+
+# client settings
+RT_CHUNK=${RT_CHUNK:-1M}
+RT_CLIENT_PREBUFFER=${RT_CLIENT_PREBUFFER:-2}
+RT_GREEDY_CHUNK=${RT_GREEDY_CHUNK:-8M}
+RT_STAGGER_MS=${RT_STAGGER_MS:-500}
+
+RT_T=""			# temp dir of this invocation
+RT_EMU=""		# emudisk dir ($RT_T/emu)
+RT_MNT=""		# ext4 on the emulated disk
+RT_LOOP_RA_SYS=""	# /sys/block/loopN/queue/read_ahead_kb
+RT_LOOP_RA_BASE=""	# its value as emudisk-up.sh left it
+RT_SMBD_PID=""
+RT_AIOD_PID=""
+RT_PORT=""
+RT_CLEANED=0
+
+rt_log() { printf '%s: %s\n' "${RT_PROG:-rt}" "$*" >&2; }
+rt_die() {
+	printf '%s: FATAL: %s\n' "${RT_PROG:-rt}" "$*" >&2
+	exit 1
+}
+
+# ---- processes, by pid ----
+
+rt_track() { echo "$1 $2" >> "$RT_T/pids"; }
+
+# Running and not a zombie.
+rt_alive() {
+	local state
+	[ -n "$1" ] && kill -0 "$1" 2>/dev/null || return 1
+	state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+	[ "$state" != Z ]
+}
+
+# rt_wait_gone PID SECONDS
+rt_wait_gone() {
+	local n=$(($2 * 10))
+	while [ $n -gt 0 ] && rt_alive "$1"; do
+		sleep 0.1
+		n=$((n - 1))
+	done
+	! rt_alive "$1"
+}
+
+# rt_stop_pid PID NAME SECONDS: SIGTERM, then SIGKILL after SECONDS.
+rt_stop_pid() {
+	rt_alive "$1" || { wait "$1" 2>/dev/null; return 0; }
+	kill -TERM "$1" 2>/dev/null
+	if ! rt_wait_gone "$1" "$3"; then
+		rt_log "$2 (pid $1) ignored SIGTERM for $3 s, killing it"
+		kill -KILL "$1" 2>/dev/null
+		rt_wait_gone "$1" 2 || true
+	fi
+	wait "$1" 2>/dev/null
+	return 0
+}
+
+# CPU seconds x CLK_TCK of one process: its own and its reaped children's
+# (utime stime cutime cstime, fields 14-17 of /proc/PID/stat, counted after
+# the ")" that ends the command name, which may hold spaces).
+rt_ticks_pid() {
+	local stat
+	stat=$(cat "/proc/$1/stat" 2>/dev/null) || { echo 0; return; }
+	awk '{ print $12 + $13 + $14 + $15 }' <<< "${stat##*) }"
+}
+
+# Of a whole process group: smbd's per-client children are reaped by the
+# parent, so their time ends up in its cutime/cstime once they exit.
+rt_ticks_group() {
+	local p sum=0
+	for p in $(ps -e -o pid=,pgid= | awk -v g="$1" '$2 == g {print $1}'); do
+		sum=$((sum + $(rt_ticks_pid "$p")))
+	done
+	echo "$sum"
+}
+
+# ---- setup and teardown ----
+
+rt_require() {
+	local f
+	[ "$(id -u)" = 0 ] || rt_die "must run as root (mount, losetup, smbd, page cache)"
+	for f in aiod aiodctl emudisk rtio-stream; do
+		[ -x "$BUILD/$f" ] || rt_die "$BUILD/$f not built (run make first)"
+	done
+	for f in smbd smbpasswd losetup fusermount3 fincore filefrag fallocate ss; do
+		command -v "$f" >/dev/null || rt_die "$f not installed"
+	done
+	"$RT_PY" -c 'import json' 2>/dev/null || rt_die "$RT_PY does not run"
+	RT_MODULESDIR=$(smbd -b | awk '/MODULESDIR:/ {print $2}')
+}
+
+# rt_init PROG: temp dir, EXIT trap, the SMB user.
+rt_init() {
+	RT_PROG=$1
+	rt_require
+	RT_T=$(mktemp -d "${RT_TMP:-/tmp}/rtio-rt.XXXXXX") || rt_die "mktemp failed"
+	chmod 755 "$RT_T"
+	trap rt_cleanup EXIT
+	trap 'exit 130' INT TERM HUP
+	mkdir -p "$RT_T"/{private,lock,state,cache,pid,ncalrpc,aiod,runs,panic}
+	chmod 700 "$RT_T/private"
+	chmod 1777 "$RT_T/panic"
+	: > "$RT_T/pids"
+	RT_PORT=${RT_SMB_PORT:-$(rt_free_port 4445 4474)} || rt_die "no free TCP port in 4445..4474"
+	rt_write_smbconf plain
+	if ! id "$RT_USER" >/dev/null 2>&1; then
+		useradd --system --no-create-home --home-dir /nonexistent \
+			--shell /usr/sbin/nologin "$RT_USER" || rt_die "useradd $RT_USER failed"
+	fi
+	printf '%s\n%s\n' "$RT_PASS" "$RT_PASS" |
+		smbpasswd -c "$RT_T/smb.conf" -a -s "$RT_USER" >/dev/null ||
+		rt_die "smbpasswd -a $RT_USER failed"
+}
+
+rt_free_port() {
+	local p
+	for ((p = $1; p <= $2; p++)); do
+		if ! ss -Htln "sport = :$p" | grep -q .; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
+}
+
+rt_cleanup() {
+	local pid name
+	[ "$RT_CLEANED" = 0 ] || return 0
+	RT_CLEANED=1
+	set +e
+	[ -n "$RT_T" ] || return 0
+	[ -z "${RT_ON_EXIT:-}" ] || eval "$RT_ON_EXIT"
+	# clients first, then smbd, then aiod
+	while read -r pid name; do
+		case $name in
+		smbd|aiod) ;;
+		*) rt_alive "$pid" && rt_stop_pid "$pid" "$name" 3 ;;
+		esac
+	done < "$RT_T/pids"
+	rt_stop_smbd
+	rt_stop_aiod
+	while read -r pid name; do
+		if rt_alive "$pid"; then
+			rt_log "$name (pid $pid) still running at exit, killing it"
+			kill -KILL "$pid" 2>/dev/null
+		fi
+	done < "$RT_T/pids"
+	rt_emu_down
+	if [ "${RT_KEEP:-0}" = 1 ]; then
+		rt_log "kept $RT_T"
+	else
+		rm -rf "$RT_T"
+	fi
+}
+
+# ---- the emulated disk ----
+
+# rt_emu_up SIZE: the disk, its ext4, and the share directory on it.
+rt_emu_up() {
+	RT_EMU=$RT_T/emu
+	rt_log "bringing up a $1 emulated disk in $RT_EMU"
+	BUILD=$BUILD EMUDISK_BIN=$BUILD/emudisk "$RT_ROOT/bench/emudisk/emudisk-up.sh" "$RT_EMU" "$1" \
+		> "$RT_T/emudisk-up.log" 2>&1 ||
+		rt_die "emudisk-up.sh failed: $(tail -n 5 "$RT_T/emudisk-up.log")"
+	RT_MNT=$RT_EMU/mnt
+	RT_LOOP_RA_SYS=/sys/block/$(basename "$(sed -n 's/^loop=//p' "$RT_EMU/state")")/queue/read_ahead_kb
+	RT_LOOP_RA_BASE=$(cat "$RT_LOOP_RA_SYS")
+	mkdir -p "$RT_MNT/media"
+	chmod 755 "$RT_MNT/media"
+}
+
+rt_emu_down() {
+	[ -n "$RT_EMU" ] && [ -f "$RT_EMU/state" ] || return 0
+	"$RT_ROOT/bench/emudisk/emudisk-down.sh" "$RT_EMU" >> "$RT_T/emudisk-up.log" 2>&1 ||
+		rt_log "emudisk-down.sh $RT_EMU failed: $(tail -n 5 "$RT_T/emudisk-up.log")"
+}
+
+rt_set_readahead() {
+	echo "$1" > "$RT_LOOP_RA_SYS" || rt_die "cannot set $RT_LOOP_RA_SYS to $1"
+}
+
+# rt_make_files COUNT SIZE_MIB GREEDY_MIB: stream files (and the greedy
+# reader's file when GREEDY_MIB > 0), written with O_DIRECT through the model
+# so the data really is on the emulated disk; existing files of the right size
+# are kept.
+rt_make_files() {
+	local count=$1 mib=$2 gmib=$3 i f
+	for ((i = 0; i < count; i++)); do
+		# shellcheck disable=SC2059
+		f=$RT_MNT/media/$(printf "$RT_STREAM_FMT" "$i")
+		rt_write_file "$f" "$mib"
+	done
+	if [ "$gmib" -gt 0 ]; then
+		rt_write_file "$RT_MNT/media/$RT_GREEDY_FILE" "$gmib"
+	fi
+	sync
+}
+
+# Media files are preallocated, as a video server lays them out: written
+# straight away with O_DIRECT, ext4 cut them into 3-6 pieces scattered over
+# the disk (4 of 14 files broke 4 MiB in), and the seek at each break landed
+# in whichever request crossed it.
+rt_write_file() {
+	local f=$1 mib=$2
+	if [ -f "$f" ] && [ "$(stat -c %s "$f")" = $((mib << 20)) ]; then
+		return 0
+	fi
+	rm -f "$f"
+	fallocate -l "$((mib << 20))" "$f" || rt_die "fallocate $f failed"
+	dd if=/dev/zero of="$f" bs=8M count=$((mib / 8)) oflag=direct conv=notrunc status=none ||
+		rt_die "writing $f failed"
+	chmod 644 "$f"
+}
+
+# Physical discontinuities (a seek for any read crossing one) of the files
+# given, summed: what filefrag -v shows as extents that do not touch.
+rt_file_breaks() {
+	local f
+	for f in "$@"; do
+		filefrag -v "$f" 2> /dev/null
+	done | awk '/^File size/ { prev = "" }
+		/^ *[0-9]+:/ { s = $4; sub(/\.\./, "", s); e = $5; sub(/:/, "", e)
+			if (prev != "" && s + 0 != prev + 1) n++; prev = e }
+		END { print n + 0 }'
+}
+
+# Drops the page cache of our files (POSIX_FADV_DONTNEED, then checked with
+# fincore), and with RT_DROP_CACHES=1 the whole page cache as well.
+rt_evict() {
+	local resident
+	sync
+	if [ "${RT_DROP_CACHES:-0}" = 1 ]; then
+		echo 3 > /proc/sys/vm/drop_caches
+	fi
+	"$RT_PY" - "$RT_MNT"/media/* <<'EOF' || rt_die "evicting the page cache of the bench files failed"
+import os, sys
+for path in sys.argv[1:]:
+    fd = os.open(path, os.O_RDONLY)
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    os.close(fd)
+EOF
+	resident=$(fincore -b -n -o RES "$RT_MNT"/media/* | awk '{s += $1} END {print s + 0}')
+	[ "$resident" = 0 ] || rt_log "warning: $resident bytes of the bench files still in the page cache"
+}
+
+# ---- smbd ----
+
+# rt_write_smbconf CONFIG
+rt_write_smbconf() {
+	local vfs=""
+	case $1 in
+	plain|plain-ra) ;;
+	io_uring) vfs="vfs objects = io_uring" ;;
+	rtio) vfs="vfs objects = rtio
+	rtio:socket = $RT_T/aiod/aiod.sock" ;;
+	*) rt_die "unknown configuration '$1'" ;;
+	esac
+	cat > "$RT_T/smb.conf" <<EOF
+[global]
+	server role = standalone server
+	smb ports = $RT_PORT
+	interfaces = lo
+	bind interfaces only = yes
+	disable netbios = yes
+	private dir = $RT_T/private
+	lock directory = $RT_T/lock
+	state directory = $RT_T/state
+	cache directory = $RT_T/cache
+	pid directory = $RT_T/pid
+	ncalrpc dir = $RT_T/ncalrpc
+	usershare path =
+	passdb backend = tdbsam:$RT_T/private/passdb.tdb
+	map to guest = never
+	load printers = no
+	printing = bsd
+	printcap name = /dev/null
+	disable spoolss = yes
+	log level = ${RT_SMBD_LOG_LEVEL:-1}
+	# a crashing smbd leaves its stacks in $RT_T/panic (bench/rt/README.md)
+	panic action = /bin/sh -c 'gdb -batch -nx -ex "thread apply all bt" -p %d > $RT_T/panic/smbd-%d.txt 2>&1'
+
+[media]
+	path = ${RT_MNT:-$RT_T}/media
+	read only = yes
+	valid users = $RT_USER
+	$vfs
+EOF
+}
+
+# rt_start_smbd LOG
+rt_start_smbd() {
+	local n=200
+	# smbd -F leads a process group of its own: its children are that group
+	smbd -F --debug-stdout -s "$RT_T/smb.conf" -d 1 >> "$1" 2>&1 < /dev/null &
+	RT_SMBD_PID=$!
+	rt_track "$RT_SMBD_PID" smbd
+	until ss -Htln "sport = :$RT_PORT" | grep -q .; do
+		rt_alive "$RT_SMBD_PID" || rt_die "smbd exited at start: $(tail -n 10 "$1")"
+		n=$((n - 1))
+		[ $n -gt 0 ] || rt_die "smbd does not listen on port $RT_PORT after 20 s"
+		sleep 0.1
+	done
+}
+
+rt_smbd_group() {
+	[ -n "$1" ] || return 0
+	ps -e -o pid=,pgid= | awk -v g="$1" '$2 == g && $1 != g {print $1}'
+}
+
+# Waits (up to 10 s) until smbd has no client children: their CPU time is
+# then in smbd's cutime/cstime.
+rt_smbd_idle() {
+	local n=100
+	while [ $n -gt 0 ] && ps -o args= -g "$RT_SMBD_PID" 2>/dev/null | grep -q '^smbd: client'; do
+		sleep 0.1
+		n=$((n - 1))
+	done
+}
+
+rt_stop_smbd() {
+	local p pid=$RT_SMBD_PID n=50
+	[ -n "$pid" ] || return 0
+	rt_stop_pid "$pid" smbd 15
+	while [ -n "$(rt_smbd_group "$pid")" ] && [ $n -gt 0 ]; do
+		sleep 0.1
+		n=$((n - 1))
+	done
+	for p in $(rt_smbd_group "$pid"); do
+		rt_log "smbd child $p ($(ps -o args= -p "$p")) outlived smbd by 5 s, killing it"
+		kill -KILL "$p" 2>/dev/null
+	done
+	RT_SMBD_PID=""
+}
+
+# ---- aiod ----
+
+# rt_write_aiod_ini BITRATE
+rt_write_aiod_ini() {
+	cat > "$RT_T/aiod.ini" <<EOF
+[global]
+socket_path = $RT_T/aiod/aiod.sock
+log_level = 3
+
+[cache]
+size = $RT_CACHE
+block_size = $RT_BLOCK
+direct_io = $RT_DIRECT_IO
+
+[engine]
+queue_depth = $RT_QD
+
+[readahead]
+io_size = $RT_IO_SIZE
+best_effort_deadline_ms = $RT_BE_DEADLINE_MS
+
+[admission]
+mode = $RT_ADMISSION_MODE
+capacity = $RT_ADMISSION_CAPACITY
+profile = ${RT_ADMISSION_PROFILE:-$RT_T/no-device.profile}
+
+[stream.media]
+match = *.mxf
+bitrate = $1
+prebuffer_ms = $RT_PREBUFFER_MS
+EOF
+	"$BUILD/aiod" --check-config -c "$RT_T/aiod.ini" > "$RT_T/aiod-check.log" 2>&1 ||
+		rt_die "aiod rejects $RT_T/aiod.ini: $(cat "$RT_T/aiod-check.log")"
+}
+
+# rt_start_aiod LOG
+rt_start_aiod() {
+	local n=300
+	rm -f "$RT_T/aiod/aiod.sock"
+	"$BUILD/aiod" -c "$RT_T/aiod.ini" -F >> "$1" 2>&1 < /dev/null &
+	RT_AIOD_PID=$!
+	rt_track "$RT_AIOD_PID" aiod
+	while [ ! -S "$RT_T/aiod/aiod.sock" ]; do
+		rt_alive "$RT_AIOD_PID" || rt_die "aiod exited at start: $(tail -n 10 "$1")"
+		n=$((n - 1))
+		[ $n -gt 0 ] || rt_die "aiod did not create its socket in 30 s"
+		sleep 0.1
+	done
+}
+
+rt_stop_aiod() {
+	[ -n "$RT_AIOD_PID" ] || return 0
+	rt_stop_pid "$RT_AIOD_PID" aiod 10
+	RT_AIOD_PID=""
+}
+
+rt_aiodctl() { "$BUILD/aiodctl" -s "$RT_T/aiod/aiod.sock" "$@"; }
+
+# ---- clients ----
+
+# rt_clients DIR N G BITRATE DURATION: N paced streams (stream i on file i)
+# and G greedy readers of $RT_GREEDY_FILE, each its own process and SMB
+# connection, streams started RT_STAGGER_MS apart; waits for all. Each
+# client's report lands in DIR/NAME.json, its stderr in DIR/NAME.err.
+rt_clients() {
+	local dir=$1 n=$2 g=$3 bitrate=$4 duration=$5 i pid name url pids=()
+	local base="smb://127.0.0.1:$RT_PORT/media"
+	local gdur stagger_s
+	stagger_s=$(awk -v s="$RT_STAGGER_MS" 'BEGIN {print s / 1000}')
+	# the greedy reader competes for the whole time streams play
+	gdur=$(awk -v d="$duration" -v n="$n" -v s="$stagger_s" 'BEGIN {print d + (n > 0 ? n - 1 : 0) * s}')
+	for ((i = 0; i < g; i++)); do
+		name=greedy-$i
+		"$BUILD/rtio-stream" --url "$base/$RT_GREEDY_FILE" --user "$RT_USER%$RT_PASS" \
+			--greedy --chunk "$RT_GREEDY_CHUNK" --duration "$gdur" \
+			> "$dir/$name.json" 2> "$dir/$name.err" < /dev/null &
+		pid=$!
+		rt_track "$pid" "$name"
+		pids+=("$pid")
+	done
+	for ((i = 0; i < n; i++)); do
+		name=stream-$i
+		# shellcheck disable=SC2059
+		url=$base/$(printf "$RT_STREAM_FMT" "$i")
+		if [ "$i" -gt 0 ] && [ "$RT_STAGGER_MS" -gt 0 ]; then
+			sleep "$stagger_s"
+		fi
+		"$BUILD/rtio-stream" --url "$url" --user "$RT_USER%$RT_PASS" --bitrate "$bitrate" \
+			--chunk "$RT_CHUNK" --prebuffer "$RT_CLIENT_PREBUFFER" --duration "$duration" \
+			> "$dir/$name.json" 2> "$dir/$name.err" < /dev/null &
+		pid=$!
+		rt_track "$pid" "$name"
+		pids+=("$pid")
+	done
+	if [ -n "${RT_PROBE:-}" ]; then
+		# a command to run while every stream plays (run.sh: an smbclient open)
+		( sleep 2; eval "$RT_PROBE" ) > "$dir/probe.out" 2>&1 < /dev/null &
+		pid=$!
+		rt_track "$pid" probe
+		pids+=("$pid")
+	fi
+	for pid in "${pids[@]}"; do
+		wait "$pid"
+	done
+}
+
+# ---- one data point ----
+
+# rt_measure CONFIG N G BITRATE DURATION: one run from a cold start (fresh
+# smbd and aiod, page cache of the files dropped); prints its record, one
+# line of JSON (bench/rt/record.py). The run's files stay in $RT_T/runs/ID.
+rt_measure() {
+	local config=$1 n=$2 g=$3 bitrate=$4 duration=$5
+	local id dir t0 t1 smbd_t0 smbd_t1 aiod_t0=0 aiod_t1=0 load0 load1 ra
+	# (rt_measure runs in a command substitution: count, do not increment)
+	id=$(printf '%03d-%s-n%d-g%d-%s' "$(($(ls "$RT_T/runs" | wc -l) + 1))" "$config" "$n" "$g" "$bitrate")
+	dir=$RT_T/runs/$id
+	mkdir -p "$dir"
+
+	ra=$RT_LOOP_RA_BASE
+	[ "$config" = plain-ra ] && ra=$RT_BIG_RA_KB
+	rt_set_readahead "$ra"
+	rt_write_smbconf "$config"
+	rt_evict
+	if [ "$config" = rtio ]; then
+		rt_write_aiod_ini "$bitrate"
+		cp "$RT_T/aiod.ini" "$dir/aiod.ini"
+		rt_start_aiod "$dir/aiod.log"
+	fi
+	rt_start_smbd "$dir/smbd.log"
+	: > "$RT_EMU/fuse/stats"
+	load0=$(cut -d' ' -f1 /proc/loadavg)
+	smbd_t0=$(rt_ticks_group "$RT_SMBD_PID")
+	[ -z "$RT_AIOD_PID" ] || aiod_t0=$(rt_ticks_pid "$RT_AIOD_PID")
+	t0=$(date +%s.%N)
+
+	rt_clients "$dir" "$n" "$g" "$bitrate" "$duration"
+
+	t1=$(date +%s.%N)
+	cat "$RT_EMU/fuse/stats" > "$dir/emudisk.json" 2> /dev/null
+	rt_smbd_idle
+	smbd_t1=$(rt_ticks_group "$RT_SMBD_PID")
+	load1=$(cut -d' ' -f1 /proc/loadavg)
+	if [ -n "$RT_AIOD_PID" ]; then
+		aiod_t1=$(rt_ticks_pid "$RT_AIOD_PID")
+		rt_aiodctl stats > "$dir/aiod-stats.txt" 2>&1
+		rt_aiodctl files > "$dir/aiod-files.txt" 2>&1
+	fi
+	rt_stop_smbd
+	rt_stop_aiod
+	rt_set_readahead "$RT_LOOP_RA_BASE"
+	cat > "$dir/meta" <<EOF
+id=$id
+config=$config
+streams=$n
+greedy=$g
+bitrate=$bitrate
+duration=$duration
+stagger_ms=$RT_STAGGER_MS
+prebuffer=$RT_CLIENT_PREBUFFER
+read_ahead_kb=$ra
+admission_mode=$([ "$config" = rtio ] && echo "$RT_ADMISSION_MODE")
+t0=$t0
+t1=$t1
+clk_tck=$RT_CLK_TCK
+smbd_ticks=$((smbd_t1 - smbd_t0))
+aiod_ticks=$((aiod_t1 - aiod_t0))
+greedy_file_bytes=$(stat -c %s "$RT_MNT/media/$RT_GREEDY_FILE" 2> /dev/null || echo 0)
+load0=$load0
+load1=$load1
+EOF
+	"$RT_PY" "$RT_HERE/record.py" run "$dir"
+}
