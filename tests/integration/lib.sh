@@ -411,6 +411,13 @@ it_teardown() {
 	IT_TORN_DOWN=1
 	[ -n "$IT_T" ] || return 0
 	it_stop_all
+	# emulated disks a test left up (t_streams): unmount, detach, stop by pid
+	if [ -f "$IT_T/emudisks" ]; then
+		while read -r emu; do
+			"$IT_ROOT/bench/emudisk/emudisk-down.sh" "$emu" > /dev/null 2>&1 ||
+				it_log "emudisk-down $emu failed"
+		done < "$IT_T/emudisks"
+	fi
 	if [ -n "$IT_MQ_MNT" ]; then
 		it_ipc_snapshot > "$IT_T/ipc.after.mounted"
 		umount "$IT_MQ_MNT" 2>/dev/null || it_log "umount $IT_MQ_MNT failed"

@@ -67,5 +67,6 @@ run fault-kill-aiod t_fault "$SEED"
 run sendfile-from-cache t_sendfile
 run admission-smb t_admission
 run smbtorture-fast t_smbtorture
+run streams-emudisk t_streams
 
 it_finish
