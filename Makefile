@@ -87,8 +87,11 @@ $(BUILD)/rtio.so: $(VFS_SRC:%.c=$(BUILD)/vfsobj/%.o) $(COMMON_SRC:%.c=$(BUILD)/v
 	$(CC) $(BASE_CFLAGS) -shared -o $@ $^ $(SAMBA_LDFLAGS) $(SAMBA_LIBS)
 
 # The tests need the module where smbd looks for it.
+# A new file renamed over the old one: smbd processes that have the old one
+# mapped keep it (overwriting it in place crashes them).
 install-module: $(BUILD)/rtio.so
-	install -D -m 0644 $(BUILD)/rtio.so $(DESTDIR)$(SAMBA_VFS_DIR)/rtio.so
+	install -D -m 0644 $(BUILD)/rtio.so $(DESTDIR)$(SAMBA_VFS_DIR)/rtio.so.new
+	mv -f $(DESTDIR)$(SAMBA_VFS_DIR)/rtio.so.new $(DESTDIR)$(SAMBA_VFS_DIR)/rtio.so
 
 # ---- unit tests: each built twice, plainly and with ASan + UBSan ----
 
@@ -149,8 +152,7 @@ fuzz: deps $(BUILD)/fuzz/fuzz_msg
 
 # ---- install ----
 
-install: $(BUILD)/rtio.so $(BUILD)/aiod $(BUILD)/aiodctl
-	install -D -m 0644 $(BUILD)/rtio.so $(DESTDIR)$(SAMBA_VFS_DIR)/rtio.so
+install: $(BUILD)/rtio.so $(BUILD)/aiod $(BUILD)/aiodctl install-module
 	install -D -m 0755 $(BUILD)/aiod $(DESTDIR)$(SBINDIR)/aiod
 	install -D -m 0755 $(BUILD)/aiodctl $(DESTDIR)$(BINDIR)/aiodctl
 	@if [ -e $(DESTDIR)$(SYSCONFDIR)/aiod/aiod.ini ]; then \

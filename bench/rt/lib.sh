@@ -156,7 +156,7 @@ rt_init() {
 	RT_T=$(mktemp -d "${RT_TMP:-/tmp}/rtio-rt.XXXXXX") || rt_die "mktemp failed"
 	chmod 755 "$RT_T"
 	trap rt_cleanup EXIT
-	trap 'exit 130' INT TERM HUP
+	trap 'rt_log "interrupted: stopping what this run started"; exit 130' INT TERM HUP
 	mkdir -p "$RT_T"/{private,lock,state,cache,pid,ncalrpc,aiod,runs,panic}
 	chmod 700 "$RT_T/private"
 	chmod 1777 "$RT_T/panic"

@@ -7,6 +7,8 @@
       from run.sh's files: PARAMS key=value lines, RUNS and SERIES JSON lines,
       ADMISSION one JSON document (or null). With OLD.json (an earlier
       OUT.json), its series that were not measured again are kept.
+  report.py render DOC.json OUT
+      OUT.md and OUT.png again from a sweep's OUT.json (after fixing report.py).
   report.py table RUNS
       the short table scripts/demo.sh prints.
 
@@ -161,6 +163,9 @@ def md_sweep(doc, groups, rows):
         w("")
     w("Command: `%s` (%s s)" % (p.get("command", ""), p.get("elapsed_s", "?")))
     w("")
+    if p.get("note"):
+        w("**Note:** %s" % p["note"])
+        w("")
     if p.get("merged_from"):
         w("Merged: this command measured some series again; the others, and their runs, are kept "
           "from an earlier sweep with the same settings: `%s`." % p["merged_from"])
@@ -403,6 +408,21 @@ def cmd_sweep(out, params_path, runs_path, series_path, admission_path, old_path
     return 0
 
 
+def cmd_render(doc_path, out):
+    with open(doc_path) as f:
+        doc = json.load(f, object_pairs_hook=OrderedDict)
+    # documents from before a run knew whether its greedy reader wrapped
+    gfile = int(doc["parameters"].get("greedy_file_mib", "0")) << 20
+    for r in doc["runs"]:
+        if "greedy_wrapped" not in r:
+            r["greedy_wrapped"] = bool(r["greedy"] and gfile and r["greedy_bytes"] > gfile)
+    groups = sweep_runs(doc["runs"])
+    with open(out + ".md", "w") as f:
+        f.write(md_sweep(doc, groups, summary_rows(doc["series"], groups)))
+    plot(out + ".png", doc, groups)
+    return 0
+
+
 def cmd_table(runs_path):
     runs = read_lines(runs_path)
     print("%-10s %7s %6s %7s %7s %15s %12s %9s" % ("config", "streams", "greedy", "chunks", "misses",
@@ -419,6 +439,8 @@ def cmd_table(runs_path):
 def main(argv):
     if len(argv) in (7, 8) and argv[1] == "sweep":
         return cmd_sweep(*argv[2:])
+    if len(argv) == 4 and argv[1] == "render":
+        return cmd_render(argv[2], argv[3])
     if len(argv) == 3 and argv[1] == "table":
         return cmd_table(argv[2])
     sys.stderr.write(__doc__)

@@ -48,6 +48,9 @@ STAGGER=500
 PREBUFFER=2
 MERGE=""
 
+# as typed, for the results (the option loop below consumes "$@")
+COMMAND="bench/rt/run.sh${*:+ $*}"
+
 usage() { sed -n '2,/^set -uo/{/^set -uo/d;s/^# \{0,1\}//;p}' "$0"; exit "${1:-0}"; }
 
 while [ $# -gt 0 ]; do
@@ -102,8 +105,6 @@ STAMP=$(date +%Y%m%d-%H%M)
 mkdir -p "$OUT_DIR" || { echo "run.sh: cannot create $OUT_DIR" >&2; exit 1; }
 OUT_DIR=$(cd "$OUT_DIR" && pwd)
 OUT=$OUT_DIR/rt-$STAMP
-COMMAND="bench/rt/run.sh $*"
-[ $# -gt 0 ] || COMMAND="bench/rt/run.sh"
 
 rt_init run.sh
 RUNS=$RT_T/runs.jsonl
