@@ -102,7 +102,7 @@ t_aiod_direct_io() {
 	"$BUILD/aiod" -c "$ini" -F -d 3 > "$IT_T/log/aiod-direct.log" 2>&1 &
 	pid=$!
 	it_track "$pid"
-	for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
+	it_wait_up "$pid" "$IT_T/log/aiod-direct.log" aiod-direct test -S "$sock"
 	# O_DIRECT needs a real filesystem: the data dir (tmpfs may refuse it).
 	f=$IT_T/data/direct.dat
 	head -c $((3 * IT_BLOCK + 7)) /dev/urandom > "$f"
@@ -123,7 +123,7 @@ t_aiod_sigterm() {
 	"$BUILD/aiod" -c "$ini" -F > "$IT_T/log/aiod-term.log" 2>&1 &
 	pid=$!
 	it_track "$pid"
-	for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
+	it_wait_up "$pid" "$IT_T/log/aiod-term.log" aiod-term test -S "$sock"
 	# A second aiod on the same socket must refuse, not steal it.
 	if "$BUILD/aiod" -c "$ini" -F > "$IT_T/log/aiod-term2.log" 2>&1; then
 		echo "second aiod started on a live socket"; return 1
@@ -145,7 +145,7 @@ t_aiod_admission() {
 	"$BUILD/aiod" -c "$ini" -F -d 3 > "$IT_T/log/aiod-adm.log" 2>&1 &
 	pid=$!
 	it_track "$pid"
-	for _ in $(seq 50); do [ -S "$sock" ] && break; sleep 0.1; done
+	it_wait_up "$pid" "$IT_T/log/aiod-adm.log" aiod-adm test -S "$sock"
 	"$BUILD/test/aiod_admission" "$sock" "$IT_T/data/adm" 3 || rc=1
 	grep -q "admission: refused stream overcommit.mxf" "$IT_T/log/aiod-adm.log" || rc=1
 	kill -TERM "$pid"

@@ -235,6 +235,21 @@ it_alive() {
 	[ "$state" != Z ]
 }
 
+# it_wait_up PID LOG WHAT COMMAND...: wait up to 20 s for COMMAND to succeed;
+# fail loudly (with LOG's tail) if PID dies first or time runs out.
+it_wait_up() {
+	local pid=$1 log=$2 what=$3 n=200
+	shift 3
+	until "$@"; do
+		it_alive "$pid" || { tail -n 20 "$log" >&2; it_die "$what exited at start"; }
+		n=$((n - 1))
+		[ $n -gt 0 ] || it_die "$what did not come up in 20 s ($*)"
+		sleep 0.1
+	done
+}
+
+it_listening() { (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null; }
+
 # it_wait_gone PID SECONDS
 it_wait_gone() {
 	local pid=$1 n=$(($2 * 10))
@@ -246,19 +261,13 @@ it_wait_gone() {
 }
 
 it_start_aiod() {
-	local n=100
 	rm -f "$IT_T/aiod/aiod.sock"
 	"$BUILD/aiod" -c "$IT_T/aiod.ini" -F -d 2 >> "$IT_T/log/aiod.log" 2>&1 &
 	IT_AIOD_PID=$!
 	disown "$IT_AIOD_PID"	# tests kill it on purpose: no job notice from bash
 	it_track "$IT_AIOD_PID" aiod
 	echo "$IT_AIOD_PID" > "$IT_T/aiod.pid"
-	while [ ! -S "$IT_T/aiod/aiod.sock" ]; do
-		it_alive "$IT_AIOD_PID" || { tail -n 20 "$IT_T/log/aiod.log" >&2; it_die "aiod exited at start"; }
-		n=$((n - 1))
-		[ $n -gt 0 ] || it_die "aiod did not create its socket in 10 s"
-		sleep 0.1
-	done
+	it_wait_up "$IT_AIOD_PID" "$IT_T/log/aiod.log" aiod test -S "$IT_T/aiod/aiod.sock"
 }
 
 it_stop_aiod() {
@@ -283,17 +292,11 @@ it_kill_aiod() {
 }
 
 it_start_smbd() {
-	local n=200
 	# its own process group (no --no-process-group): it stops its children itself
 	smbd -F --debug-stdout -s "$IT_T/smb.conf" -d 1 >> "$IT_T/log/smbd.log" 2>&1 &
 	IT_SMBD_PID=$!
 	it_track "$IT_SMBD_PID" smbd
-	until (exec 3<>/dev/tcp/127.0.0.1/"$IT_PORT") 2>/dev/null; do
-		it_alive "$IT_SMBD_PID" || { tail -n 20 "$IT_T/log/smbd.log" >&2; it_die "smbd exited at start"; }
-		n=$((n - 1))
-		[ $n -gt 0 ] || it_die "smbd does not listen on port $IT_PORT after 20 s"
-		sleep 0.1
-	done
+	it_wait_up "$IT_SMBD_PID" "$IT_T/log/smbd.log" smbd it_listening "$IT_PORT"
 }
 
 # smbd's children: its process group (smbd leads a group of its own).
@@ -454,7 +457,7 @@ it_finish() {
 # PRIV_DIR, PRIV_SOCK, PRIV_AIOD_PID, PRIV_SMBD_PID; both are tracked, so
 # teardown stops them even if the test does not.
 it_private() {
-	local name=$1 port=$2 aiod_extra=$3 share_extra=$4 global_extra=$5 n=100
+	local name=$1 port=$2 aiod_extra=$3 share_extra=$4 global_extra=$5
 	PRIV_DIR=$IT_T/$name
 	PRIV_SOCK=$PRIV_DIR/aiod/aiod.sock
 	rtio_smb_dirs "$PRIV_DIR"
@@ -478,22 +481,11 @@ EOT
 	"$BUILD/aiod" -c "$PRIV_DIR/aiod.ini" -F -d 3 > "$IT_T/log/aiod-$name.log" 2>&1 &
 	PRIV_AIOD_PID=$!
 	it_track "$PRIV_AIOD_PID" "aiod-$name"
-	while [ ! -S "$PRIV_SOCK" ]; do
-		it_alive "$PRIV_AIOD_PID" || it_die "the $name aiod exited at start"
-		n=$((n - 1))
-		[ $n -gt 0 ] || it_die "the $name aiod did not create its socket"
-		sleep 0.1
-	done
+	it_wait_up "$PRIV_AIOD_PID" "$IT_T/log/aiod-$name.log" "the $name aiod" test -S "$PRIV_SOCK"
 	smbd -F --debug-stdout -s "$PRIV_DIR/smb.conf" > "$IT_T/log/smbd-$name.log" 2>&1 &
 	PRIV_SMBD_PID=$!
 	it_track "$PRIV_SMBD_PID" "smbd-$name"
-	n=200
-	until (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null; do
-		it_alive "$PRIV_SMBD_PID" || it_die "the $name smbd exited at start"
-		n=$((n - 1))
-		[ $n -gt 0 ] || it_die "the $name smbd does not listen on $port"
-		sleep 0.1
-	done
+	it_wait_up "$PRIV_SMBD_PID" "$IT_T/log/smbd-$name.log" "the $name smbd" it_listening "$port"
 }
 
 it_private_stop() {
