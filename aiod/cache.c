@@ -252,6 +252,18 @@ uint32_t aiod_cache_invalidate(struct aiod_cache *c, uint64_t dev, uint64_t ino,
 	uint64_t last = len == 0 || off + len < off ? UINT64_MAX : (off + len - 1) / c->block_size;
 	uint32_t dropped = 0;
 
+	if (last - first < c->nblocks) {
+		/* A bounded range (every write reported by WROTE): look its blocks up. */
+		for (uint64_t blk = first; blk <= last; blk++) {
+			struct aiod_block *b = aiod_cache_find(c, dev, ino, blk);
+
+			if (b != NULL) {
+				aiod_cache_detach(c, b);
+				dropped++;
+			}
+		}
+		return dropped;
+	}
 	for (uint32_t i = 0; i < c->nblocks; i++) {
 		struct aiod_block *b = &c->blocks[i];
 

@@ -1,5 +1,5 @@
 /*
- * Data requests from the message queues: READ0/READ1, WRITE0/WRITE1, FSYNC.
+ * Data requests from the message queues: READ0/READ1, WRITE0/WRITE1, FSYNC, WROTE.
  *
  * READ0 pins the cache blocks covering the range and answers with where they
  * are in the shared region. A hit answers right here, without the engine
@@ -11,6 +11,12 @@
  * writes them to the file through the client's descriptor and, once the
  * kernel has the data, copies it into any cached blocks so every reader sees
  * it, then answers. Nothing acknowledged lives only in aiod.
+ *
+ * WROTE is the cheaper write path vfs_rtio takes by default: smbd already
+ * wrote the bytes into the page cache itself (one copy instead of two), and
+ * aiod drops the cached blocks of the range before it answers, so no reader
+ * after the acknowledgement can see old bytes, and schedules the write-back
+ * as for its own writes.
  *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -821,6 +827,25 @@ static void write1_start(struct aiod_req *r, struct aiod_lease *l)
 	}
 }
 
+/* ---- WROTE ---- */
+
+static void wrote_handle(struct aiod_ctx *ctx, struct aiod_session *s, struct aiod_open *o,
+			 const struct rtio_io_req *m)
+{
+	uint64_t end = m->offset + m->length;
+
+	/* Loading blocks of the range are detached too: they may hold the old bytes. */
+	(void)aiod_cache_invalidate(ctx->cache, o->file->dev, o->file->ino, m->offset, m->length);
+	if (m->length > 0) {
+		ctx->st.bytes_written += m->length;
+		if (end > o->file->known_size) {
+			o->file->known_size = end;
+		}
+		aggregate_writeback(ctx, o, m->offset, m->length);
+	}
+	reply_simple(ctx, s, RTIO_OP_WROTE, m->hdr.req_id, 0);
+}
+
 /* ---- FSYNC ---- */
 
 static void fsync_done(void *private_data, int result)
@@ -845,7 +870,7 @@ static void protocol_error(struct aiod_ctx *ctx, struct aiod_session *s, const v
 	if (h.magic == RTIO_MAGIC && h.version == RTIO_PROTO_VERSION && h.opcode < RTIO_OP_MAX &&
 	    h.opcode != RTIO_OP_READ1 && rtio_msg_expected_len(h.opcode, 1) != 0 &&
 	    (h.opcode == RTIO_OP_READ0 || h.opcode == RTIO_OP_WRITE0 || h.opcode == RTIO_OP_WRITE1 ||
-	     h.opcode == RTIO_OP_FSYNC)) {
+	     h.opcode == RTIO_OP_FSYNC || h.opcode == RTIO_OP_WROTE)) {
 		reply_simple(ctx, s, h.opcode, h.req_id, err);
 	}
 }
@@ -867,20 +892,27 @@ void aiod_data_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union 
 	case RTIO_OP_READ0:
 	case RTIO_OP_WRITE0:
 	case RTIO_OP_FSYNC:
+	case RTIO_OP_WROTE:
 		o = aiod_open_find(s, m->io_req.file_id);
 		if (o == NULL) {
 			reply_simple(ctx, s, m->hdr.opcode, m->hdr.req_id, -EBADF);
 			return;
 		}
 		if ((m->hdr.opcode == RTIO_OP_READ0 && !o->readable) ||
-		    (m->hdr.opcode == RTIO_OP_WRITE0 && !o->writable)) {
+		    ((m->hdr.opcode == RTIO_OP_WRITE0 || m->hdr.opcode == RTIO_OP_WROTE) &&
+		     !o->writable)) {
 			reply_simple(ctx, s, m->hdr.opcode, m->hdr.req_id, -EBADF);
 			return;
 		}
 		if (m->hdr.opcode != RTIO_OP_FSYNC &&
-		    (m->io_req.length > ctx->cfg->max_io || m->io_req.offset > INT64_MAX ||
+		    ((m->hdr.opcode != RTIO_OP_WROTE && m->io_req.length > ctx->cfg->max_io) ||
+		     m->io_req.offset > INT64_MAX ||
 		     m->io_req.offset + m->io_req.length > (uint64_t)INT64_MAX)) {
 			reply_simple(ctx, s, m->hdr.opcode, m->hdr.req_id, -EINVAL);
+			return;
+		}
+		if (m->hdr.opcode == RTIO_OP_WROTE) {
+			wrote_handle(ctx, s, o, &m->io_req);	/* no buffers, no disk: answered now */
 			return;
 		}
 		break;

@@ -22,7 +22,7 @@
 #include "rtio_shm.h"
 #include "rtio_sock.h"
 
-enum rtio_io_kind { RTIO_IO_READ, RTIO_IO_WRITE, RTIO_IO_FSYNC, RTIO_IO_PIN };
+enum rtio_io_kind { RTIO_IO_READ, RTIO_IO_WRITE, RTIO_IO_FSYNC, RTIO_IO_PIN, RTIO_IO_WROTE };
 
 struct rtio_client_io {
 	struct rtio_client *c;
@@ -53,6 +53,7 @@ struct rtio_client {
 	uint32_t block_size;
 	uint32_t max_inflight;
 	uint32_t max_io;
+	uint32_t features;		/* RTIO_FEAT_* both ends understand */
 	pid_t owner;
 	int timeout_ms;
 	bool alive;
@@ -226,6 +227,7 @@ int rtio_client_connect(TALLOC_CTX *mem_ctx, const char *socket_path, const char
 	c->block_size = rep.connect_rep.block_size;
 	c->max_inflight = rep.connect_rep.max_inflight;
 	c->max_io = rep.connect_rep.max_io;
+	c->features = rep.connect_rep.features & RTIO_FEAT_ALL;
 	c->shm_size = rep.connect_rep.shm_size;
 	if (c->max_inflight == 0 || c->max_inflight > RTIO_SLOT_MASK || c->max_io == 0 ||
 	    c->shm_size < RTIO_SHM_DATA_OFF) {
@@ -281,6 +283,11 @@ void rtio_client_set_timeout(struct rtio_client *c, int timeout_ms)
 	if (timeout_ms > 0) {
 		c->timeout_ms = timeout_ms;
 	}
+}
+
+bool rtio_client_has_feature(const struct rtio_client *c, uint32_t feature)
+{
+	return (c->features & feature) == feature;
 }
 
 uint32_t rtio_client_max_inflight(const struct rtio_client *c)
@@ -580,6 +587,10 @@ static void io_step(struct rtio_client_io *io)
 		rtio_hdr_init(&req.hdr, RTIO_OP_FSYNC, sizeof(req), io->req_id);
 		req.length = io->datasync ? 1 : 0;
 		break;
+	case RTIO_IO_WROTE:
+		rtio_hdr_init(&req.hdr, RTIO_OP_WROTE, sizeof(req), io->req_id);
+		req.length = (uint32_t)io->n;	/* bounded by rtio_client_wrote_start() */
+		break;
 	}
 	req.file_id = io->file_id;
 	req.offset = (uint64_t)io->off + io->done_bytes;
@@ -748,6 +759,12 @@ static void io_on_reply(struct rtio_client *c, const union rtio_msg *m)
 		}
 		io_finish(io, res);
 		return;
+	case RTIO_OP_WROTE:
+		if (io->kind != RTIO_IO_WROTE || res > 0) {
+			break;
+		}
+		io_finish(io, res);
+		return;
 	default:
 		break;
 	}
@@ -890,6 +907,20 @@ int rtio_client_fsync_start(struct rtio_client *c, uint64_t file_id, bool datasy
 			    struct rtio_client_io **out)
 {
 	return io_start(c, RTIO_IO_FSYNC, file_id, NULL, 0, 0, datasync, done, private_data, out);
+}
+
+int rtio_client_wrote_start(struct rtio_client *c, uint64_t file_id, size_t n, off_t off,
+			    rtio_client_done_fn done, void *private_data,
+			    struct rtio_client_io **out)
+{
+	*out = NULL;
+	if (!rtio_client_has_feature(c, RTIO_FEAT_WROTE)) {
+		return -EOPNOTSUPP;
+	}
+	if (n > UINT32_MAX) {
+		return -EINVAL;
+	}
+	return io_start(c, RTIO_IO_WROTE, file_id, NULL, n, off, false, done, private_data, out);
 }
 
 void rtio_client_abort(struct rtio_client *c)
@@ -1041,6 +1072,18 @@ void rtio_client_release(struct rtio_client *c, const struct rtio_pinned *p)
 	rtio_hdr_init(&rel.hdr, RTIO_OP_READ1, sizeof(rel), 0);
 	rel.token = p->token;
 	(void)client_send(c, &rel, sizeof(rel));
+}
+
+int rtio_client_wrote(struct rtio_client *c, uint64_t file_id, size_t n, off_t off)
+{
+	struct sync_state st = { false, 0 };
+	struct rtio_client_io *io;
+	int ret = rtio_client_wrote_start(c, file_id, n, off, sync_done, &st, &io);
+
+	if (ret < 0) {
+		return ret;
+	}
+	return (int)(st.done ? st.result : sync_wait(c, io, &st));
 }
 
 int rtio_client_fsync(struct rtio_client *c, uint64_t file_id, bool datasync)

@@ -87,6 +87,7 @@ ssize_t rtio_client_pread(struct rtio_client *c, uint64_t file_id, void *buf, si
 ssize_t rtio_client_pwrite(struct rtio_client *c, uint64_t file_id, const void *buf, size_t n,
 			   off_t off);
 int rtio_client_fsync(struct rtio_client *c, uint64_t file_id, bool datasync);
+int rtio_client_wrote(struct rtio_client *c, uint64_t file_id, size_t n, off_t off);
 
 /*
  * Read without copying: on success p describes up to n bytes at off, pinned
@@ -105,6 +106,8 @@ void rtio_client_release(struct rtio_client *c, const struct rtio_pinned *p);
 uint32_t rtio_client_max_io(const struct rtio_client *c);
 /* Requests a session keeps outstanding; more wait in the library. */
 uint32_t rtio_client_max_inflight(const struct rtio_client *c);
+/* Whether aiod negotiated RTIO_FEAT_x at CONNECT. */
+bool rtio_client_has_feature(const struct rtio_client *c, uint32_t feature);
 
 /*
  * Asynchronous data operations. On success (0) *out is a handle owned by the
@@ -122,6 +125,15 @@ int rtio_client_pwrite_start(struct rtio_client *c, uint64_t file_id, const void
 			     off_t off, rtio_client_done_fn done, void *private_data,
 			     struct rtio_client_io **out);
 int rtio_client_fsync_start(struct rtio_client *c, uint64_t file_id, bool datasync,
+			    rtio_client_done_fn done, void *private_data,
+			    struct rtio_client_io **out);
+/*
+ * The caller wrote n bytes at off through its own descriptor (RTIO_OP_WROTE):
+ * done(0) once aiod dropped its cached copy of the range and scheduled the
+ * write-back; readers through aiod see the new bytes from then on.
+ * -EOPNOTSUPP when aiod predates RTIO_FEAT_WROTE.
+ */
+int rtio_client_wrote_start(struct rtio_client *c, uint64_t file_id, size_t n, off_t off,
 			    rtio_client_done_fn done, void *private_data,
 			    struct rtio_client_io **out);
 

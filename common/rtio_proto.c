@@ -34,6 +34,7 @@ static const struct rtio_op_desc rtio_ops[RTIO_OP_MAX] = {
 				 sizeof(struct rtio_file_stats_rep) },
 	[RTIO_OP_INVALIDATE] = { "INVALIDATE", sizeof(struct rtio_invalidate_req),
 				 sizeof(struct rtio_simple_rep) },
+	[RTIO_OP_WROTE]      = { "WROTE", sizeof(struct rtio_io_req), sizeof(struct rtio_simple_rep) },
 };
 
 const char *rtio_op_name(unsigned opcode)

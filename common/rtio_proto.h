@@ -11,8 +11,8 @@
  *    carry descriptors (SCM_RIGHTS): aiod never opens a path a client names, it
  *    works on the descriptor smbd already opened with the user's rights.
  *  - per-session POSIX message queues (request and reply): READ0, READ1, WRITE0,
- *    WRITE1, FSYNC. Data never travels through a queue; it sits in the shared
- *    buffer and messages carry offsets into it (paper 3.1.1).
+ *    WRITE1, FSYNC, WROTE. Data never travels through a queue; it sits in the
+ *    shared buffer and messages carry offsets into it (paper 3.1.1).
  *
  * Every message starts with struct rtio_hdr. Numbers are host-endian (both ends
  * run on the same host). Results are 0/positive on success, -errno on failure.
@@ -49,6 +49,7 @@ enum rtio_op {
 	RTIO_OP_STATS      = 12,
 	RTIO_OP_FILE_STATS = 13,
 	RTIO_OP_INVALIDATE = 14,	/* the client changed a range behind aiod: drop it */
+	RTIO_OP_WROTE      = 15,	/* queue: the client wrote a range itself; reply when aiod's cache agrees */
 	RTIO_OP_MAX			/* first unassigned opcode */
 };
 
@@ -57,7 +58,8 @@ enum rtio_op {
 
 /* Feature bits negotiated at CONNECT (both sides AND their sets). */
 #define RTIO_FEAT_STREAMS   0x0001u	/* OPEN may carry a deadline class */
-#define RTIO_FEAT_ALL       (RTIO_FEAT_STREAMS)
+#define RTIO_FEAT_WROTE     0x0002u	/* aiod understands RTIO_OP_WROTE */
+#define RTIO_FEAT_ALL       (RTIO_FEAT_STREAMS | RTIO_FEAT_WROTE)
 
 struct rtio_hdr {
 	uint32_t magic;		/* both: RTIO_MAGIC */
@@ -192,11 +194,11 @@ struct rtio_file_stats_rep {
 
 /* ---- data path (message queues) ---- */
 
-struct rtio_io_req {		/* READ0, WRITE0, FSYNC */
+struct rtio_io_req {		/* READ0, WRITE0, FSYNC, WROTE */
 	struct rtio_hdr hdr;
 	uint64_t file_id;	/* client */
 	uint64_t offset;	/* client */
-	uint32_t length;	/* client: bytes; <= max_io. FSYNC: 1 = datasync only */
+	uint32_t length;	/* client: bytes; <= max_io (not WROTE). FSYNC: 1 = datasync only */
 	uint32_t reserved0;
 };
 

@@ -52,6 +52,7 @@ struct vfs_rtio_config {
 	const char **include;	/* NULL: every regular file */
 	const char **exclude;
 	bool fallback;		/* aiod failure -> local I/O (true) or EIO (false) */
+	bool write_local;	/* rtio:write = local: smbd writes, aiod hears WROTE */
 	bool case_sensitive;	/* pattern matching follows the share */
 	struct vfs_rtio_session *session;	/* shared by the whole process */
 };
@@ -171,6 +172,8 @@ void vfs_rtio_fsp_invalidate(struct vfs_handle_struct *handle, struct files_stru
 
 /* Fallback allowed for this handle's share? (vfs_rtio_config.c) */
 bool vfs_rtio_fallback(struct vfs_handle_struct *handle);
+/* rtio:write = local (true) or aiod (false) for this handle's share. */
+bool vfs_rtio_write_local(struct vfs_handle_struct *handle);
 
 /* An async request aiod owns is given up: complete it locally or with an error. */
 void vfs_rtio_aio_abandon(struct vfs_rtio_aio *a, int err);

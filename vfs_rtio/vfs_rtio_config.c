@@ -9,6 +9,9 @@
  *   rtio:include  = *.mxf *.mov           only these share-relative names (default: all)
  *   rtio:exclude  = *.tmp                 never these
  *   rtio:fallback = yes                   aiod failure: local I/O (yes) or EIO (no)
+ *   rtio:write    = local                 local: smbd writes into the page cache and
+ *                                         tells aiod (WROTE); aiod: data goes through
+ *                                         aiod's shared buffer (WRITE0/WRITE1)
  *
  * Read once per tree connect. A bad value is logged with the parameter's name
  * and replaced by the default (or clamped), never refused: a typo must not
@@ -86,6 +89,20 @@ static bool vfs_rtio_config_fallback(int snum)
 	return fallback;
 }
 
+static bool vfs_rtio_config_write_local(int snum)
+{
+	const char *value = lp_parm_const_string(snum, MODULE_NAME, "write", NULL);
+
+	if (value == NULL || strequal(value, "local")) {
+		return true;
+	}
+	if (strequal(value, "aiod")) {
+		return false;
+	}
+	DBG_ERR("%s:write = '%s' is not local or aiod, using local\n", MODULE_NAME, value);
+	return true;
+}
+
 /* The parameter's list lives in loadparm and may go on reload: keep a copy. */
 static int vfs_rtio_config_patterns(TALLOC_CTX *mem_ctx, int snum, const char *option,
 				    const char ***out)
@@ -121,6 +138,7 @@ int vfs_rtio_config_load(struct vfs_handle_struct *handle, TALLOC_CTX *mem_ctx,
 	}
 	config->timeout_ms = vfs_rtio_config_timeout(snum);
 	config->fallback = vfs_rtio_config_fallback(snum);
+	config->write_local = vfs_rtio_config_write_local(snum);
 	config->case_sensitive = handle->conn->case_sensitive;
 	ret = vfs_rtio_config_patterns(config, snum, "include", &config->include);
 	if (ret == 0) {
@@ -130,8 +148,9 @@ int vfs_rtio_config_load(struct vfs_handle_struct *handle, TALLOC_CTX *mem_ctx,
 		TALLOC_FREE(config);
 		return ret;
 	}
-	DBG_DEBUG("socket=%s timeout=%dms fallback=%s include=%zu exclude=%zu patterns\n",
-		  config->socket_path, config->timeout_ms, config->fallback ? "yes" : "no",
+	DBG_DEBUG("socket=%s timeout=%dms fallback=%s write=%s include=%zu exclude=%zu "
+		  "patterns\n", config->socket_path, config->timeout_ms,
+		  config->fallback ? "yes" : "no", config->write_local ? "local" : "aiod",
 		  config->include != NULL ? str_list_length(config->include) : 0,
 		  config->exclude != NULL ? str_list_length(config->exclude) : 0);
 	*out = config;
@@ -172,4 +191,12 @@ bool vfs_rtio_fallback(struct vfs_handle_struct *handle)
 
 	SMB_VFS_HANDLE_GET_DATA(handle, config, struct vfs_rtio_config, return true);
 	return config->fallback;
+}
+
+bool vfs_rtio_write_local(struct vfs_handle_struct *handle)
+{
+	struct vfs_rtio_config *config = NULL;
+
+	SMB_VFS_HANDLE_GET_DATA(handle, config, struct vfs_rtio_config, return true);
+	return config->write_local;
 }

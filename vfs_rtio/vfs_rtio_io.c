@@ -7,6 +7,15 @@
  * An async request goes to aiod when its fsp is registered in the live
  * session; otherwise, or when aiod fails it, the request is done on smbd's
  * own descriptor by the next module (rtio:fallback = no turns that into EIO).
+ *
+ * Writes (rtio:write = local, the default) are the exception: smbd writes
+ * into the page cache through the next module, as it would without rtio,
+ * and then tells aiod the range (WROTE) and completes only after aiod has
+ * dropped its cached copy. Through aiod's shared buffer (rtio:write = aiod)
+ * the data would be copied twice (smbd's buffer -> shared region -> page
+ * cache) for the same result: the device sees the bytes at write-back
+ * either way, and aiod schedules that write-back from WROTE as it does for
+ * its own writes.
  * The client never sees an aiod failure and no byte is lost: a short or
  * failed transfer is completed locally from where aiod stopped, and writing
  * the same bytes to the same offset again is harmless.
@@ -73,6 +82,9 @@ struct vfs_rtio_aio {
 	struct tevent_timer *timer;
 	struct timespec start_time;
 	struct timespec end_time;
+	bool write_local;			/* written by smbd; aiod is told afterwards */
+	bool notifying;				/* WROTE in flight */
+	int local_error;			/* errno of the local write, reported at the end */
 };
 
 static void vfs_rtio_aio_done(ssize_t result, void *private_data);
@@ -138,6 +150,17 @@ static void vfs_rtio_aio_local(struct vfs_rtio_aio *a)
  */
 static void vfs_rtio_aio_failover(struct vfs_rtio_aio *a, int err)
 {
+	if (a->notifying) {
+		/*
+		 * aiod did not confirm a write smbd already made: it must not
+		 * serve the old bytes, now or after it re-attaches. The write
+		 * itself stands; the client sees its result.
+		 */
+		a->notifying = false;
+		vfs_rtio_fsp_invalidate(a->handle, a->fsp, a->ext, a->offset, a->n);
+		vfs_rtio_aio_finish(a, a->local_error);
+		return;
+	}
 	if (!vfs_rtio_fallback(a->handle)) {
 		if (err == 0) {
 			vfs_rtio_aio_finish(a, 0);	/* aiod's short count stands */
@@ -167,6 +190,11 @@ static void vfs_rtio_aio_result(struct vfs_rtio_aio *a, ssize_t result)
 {
 	if (result < 0) {
 		vfs_rtio_aio_failover(a, (int)result);
+		return;
+	}
+	if (a->notifying) {
+		a->notifying = false;
+		vfs_rtio_aio_finish(a, a->local_error);
 		return;
 	}
 	if (a->op == VFS_RTIO_AIO_FSYNC) {
@@ -236,36 +264,26 @@ static void vfs_rtio_aio_submit_sync(struct vfs_rtio_aio *a, struct rtio_client 
 	vfs_rtio_aio_result(a, result);
 }
 
-static void vfs_rtio_aio_submit(struct vfs_rtio_aio *a)
+/* Bytes a local write may have changed: all it was asked for when it failed. */
+static size_t vfs_rtio_aio_wrote_len(const struct vfs_rtio_aio *a)
 {
-	struct rtio_client *client;
-	struct vfs_rtio_session *s;
+	return a->local_error == 0 ? a->done : a->n;
+}
+
+/* Start a->op (or its WROTE) with aiod and watch it; -errno if it could not start. */
+static int vfs_rtio_aio_start(struct vfs_rtio_aio *a, struct rtio_client *client)
+{
+	struct vfs_rtio_session *s = a->ext->session;
 	int ret = 0;
 
-	if (a->op == VFS_RTIO_AIO_PWRITE &&
-	    (a->offset == VFS_PWRITE_APPEND_OFFSET || a->fsp->fsp_flags.posix_append)) {
-		/* aiod writes at offsets; appending is the kernel's job */
-		a->ext = VFS_FETCH_FSP_EXTENSION(a->handle, a->fsp);
-		vfs_rtio_aio_local(a);
-		return;
-	}
-	client = vfs_rtio_fsp_client(a->handle, a->fsp, &a->ext);
-	if (client == NULL) {
-		if (a->ext == NULL) {
-			vfs_rtio_aio_local(a);	/* not ours to begin with */
-			return;
-		}
-		vfs_rtio_aio_failover(a, -ENOTCONN);
-		return;
-	}
-	s = a->ext->session;
-	if (a->ev != s->ev) {
-		vfs_rtio_aio_submit_sync(a, client);
-		return;
-	}
 	a->session = s;
 	DLIST_ADD_END(s->inflight, a);
 	vfs_rtio_session_enter(s);
+	if (a->notifying) {
+		ret = rtio_client_wrote_start(client, a->ext->file_id, vfs_rtio_aio_wrote_len(a),
+					      a->offset, vfs_rtio_aio_done, a, &a->io);
+		goto started;
+	}
 	switch (a->op) {
 	case VFS_RTIO_AIO_PREAD:
 		ret = rtio_client_pread_start(client, a->ext->file_id, a->buf, a->n, a->offset,
@@ -280,6 +298,7 @@ static void vfs_rtio_aio_submit(struct vfs_rtio_aio *a)
 					      &a->io);
 		break;
 	}
+started:
 	if (ret < 0) {
 		a->io = NULL;
 		vfs_rtio_aio_unlist(a);
@@ -299,6 +318,70 @@ static void vfs_rtio_aio_submit(struct vfs_rtio_aio *a)
 		}
 	}
 	vfs_rtio_session_leave(s);
+	return ret;
+}
+
+/*
+ * The local write of a write_local request is done (it may have failed
+ * after changing some bytes): tell aiod, then complete.
+ */
+static void vfs_rtio_aio_notify(struct vfs_rtio_aio *a)
+{
+	struct rtio_client *client = vfs_rtio_fsp_client(a->handle, a->fsp, &a->ext);
+	int ret;
+
+	a->notifying = true;
+	if (client == NULL || !rtio_client_has_feature(client, RTIO_FEAT_WROTE)) {
+		vfs_rtio_aio_failover(a, -ENOTCONN);	/* invalidates as it can */
+		return;
+	}
+	if (a->ev != a->ext->session->ev) {
+		vfs_rtio_session_enter(a->ext->session);
+		ret = rtio_client_wrote(client, a->ext->file_id, vfs_rtio_aio_wrote_len(a),
+					a->offset);
+		vfs_rtio_session_failed(a->ext->session, ret);
+		vfs_rtio_session_leave(a->ext->session);
+		vfs_rtio_aio_result(a, ret);
+		return;
+	}
+	ret = vfs_rtio_aio_start(a, client);
+	if (ret < 0) {
+		vfs_rtio_aio_failover(a, ret);
+	}
+}
+
+static void vfs_rtio_aio_submit(struct vfs_rtio_aio *a)
+{
+	struct rtio_client *client;
+	int ret;
+
+	if (a->op == VFS_RTIO_AIO_PWRITE &&
+	    (a->offset == VFS_PWRITE_APPEND_OFFSET || a->fsp->fsp_flags.posix_append)) {
+		/* aiod writes at offsets; appending is the kernel's job */
+		a->ext = VFS_FETCH_FSP_EXTENSION(a->handle, a->fsp);
+		vfs_rtio_aio_local(a);
+		return;
+	}
+	client = vfs_rtio_fsp_client(a->handle, a->fsp, &a->ext);
+	if (client == NULL) {
+		if (a->ext == NULL) {
+			vfs_rtio_aio_local(a);	/* not ours to begin with */
+			return;
+		}
+		vfs_rtio_aio_failover(a, -ENOTCONN);
+		return;
+	}
+	if (a->op == VFS_RTIO_AIO_PWRITE && vfs_rtio_write_local(a->handle) &&
+	    rtio_client_has_feature(client, RTIO_FEAT_WROTE)) {
+		a->write_local = true;
+		vfs_rtio_aio_local(a);	/* then vfs_rtio_aio_notify() */
+		return;
+	}
+	if (a->ev != a->ext->session->ev) {
+		vfs_rtio_aio_submit_sync(a, client);
+		return;
+	}
+	ret = vfs_rtio_aio_start(a, client);
 	if (ret < 0) {
 		vfs_rtio_aio_failover(a, ret);
 	}
@@ -358,6 +441,16 @@ static void vfs_rtio_aio_local_done(struct tevent_req *subreq)
 		break;
 	}
 	TALLOC_FREE(subreq);
+	if (a->write_local) {
+		a->write_local = false;
+		if (ret == -1) {
+			a->local_error = aio_state.error;
+		} else {
+			a->done += (size_t)ret;
+		}
+		vfs_rtio_aio_notify(a);
+		return;
+	}
 	if (a->op == VFS_RTIO_AIO_PWRITE && a->ext != NULL) {
 		/* even a failed write may have changed some bytes */
 		vfs_rtio_fsp_invalidate(a->handle, a->fsp, a->ext, a->offset, a->n);
@@ -557,6 +650,22 @@ ssize_t vfs_rtio_pwrite(struct vfs_handle_struct *handle, struct files_struct *f
 	if (client == NULL) {
 		return vfs_rtio_sync_failover(handle, fsp, ext, true, discard_const(data), n,
 					      offset, 0, -ENOTCONN);
+	}
+	if (vfs_rtio_write_local(handle) && rtio_client_has_feature(client, RTIO_FEAT_WROTE)) {
+		/* As the async path: smbd writes, then aiod's cache is told (WROTE). */
+		int saved_errno, wrote;
+
+		ret = SMB_VFS_NEXT_PWRITE(handle, fsp, data, n, offset);
+		saved_errno = errno;
+		vfs_rtio_session_enter(ext->session);
+		wrote = rtio_client_wrote(client, ext->file_id, ret >= 0 ? (size_t)ret : n, offset);
+		vfs_rtio_session_failed(ext->session, wrote);
+		vfs_rtio_session_leave(ext->session);
+		if (wrote < 0) {
+			vfs_rtio_fsp_invalidate(handle, fsp, ext, offset, n);
+		}
+		errno = saved_errno;
+		return ret;
 	}
 	vfs_rtio_session_enter(ext->session);
 	ret = rtio_client_pwrite(client, ext->file_id, data, n, offset);

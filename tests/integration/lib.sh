@@ -136,6 +136,17 @@ EOF
 	rtio:socket = $IT_T/aiod/aiod.sock
 	rtio:timeout = $IT_TIMEOUT_MS
 
+# writes through aiod's shared buffer (WRITE0/WRITE1) instead of smbd's own
+# pwrite + WROTE, the default
+[rtioaiod]
+	path = $IT_T/share/rtioaiod
+	read only = no
+	valid users = $IT_USER
+	vfs objects = rtio
+	rtio:socket = $IT_T/aiod/aiod.sock
+	rtio:timeout = $IT_TIMEOUT_MS
+	rtio:write = aiod
+
 # smbd's synchronous paths: sync pread/pwrite, and sync_file() after every
 # write, which waits for SMB_VFS_FSYNC_SEND on a private event context
 [rtiosync]
@@ -188,7 +199,7 @@ it_setup() {
 	trap 'exit 130' INT TERM
 	chmod 755 "$IT_T"
 	mkdir -p "$IT_T"/{private,lock,state,cache,pid,ncalrpc,log,aiod,bin,data}
-	mkdir -p "$IT_T"/share/{plain,rtio,rtiosync,filtered/skip,strict,badparams}
+	mkdir -p "$IT_T"/share/{plain,rtio,rtioaiod,rtiosync,filtered/skip,strict,badparams}
 	chmod 700 "$IT_T/private"
 	IT_MQ_MNT=$IT_T/mqueue
 	mkdir -p "$IT_MQ_MNT"

@@ -46,7 +46,7 @@ for fn in $(declare -F | awk '$3 ~ /^t_aiod_/ {print $3}'); do
 	run "${name//_/-}" "$fn"
 done
 
-for share in plain rtio rtiosync; do
+for share in plain rtio rtioaiod rtiosync; do
 	run "roundtrip-$share" t_roundtrip "$share"
 done
 run stats-through-aiod t_stats
@@ -56,14 +56,15 @@ run config-fallback-off t_config_fallback_off
 for share in plain rtio; do
 	run "randio-$share" t_randio "$share" "$SEED"
 done
-for share in plain rtio; do
+for share in plain rtio rtioaiod; do
 	run "coherence-$share" t_coherence "$share" "$SEED"
 done
 for share in plain rtio; do
 	run "sparse-2GiB-$share" t_sparse "$share"
 done
 run stall-aiod t_stall
-run fault-kill-aiod t_fault "$SEED"
+run fault-kill-aiod t_fault "$SEED" rtio
+run fault-kill-aiod-aiodwrites t_fault "$SEED" rtioaiod
 run sendfile-from-cache t_sendfile
 run admission-smb t_admission
 run smbtorture-fast t_smbtorture

@@ -15,14 +15,14 @@ it_fault_copier() {
 	while [ ! -e "$stop" ] || [ $round -lt 2 ]; do
 		round=$((round + 1))
 		rm -f "$d/got"
-		it_smb rtio "put $d/src fault-$i.bin; get fault-$i.bin $d/got" > "$d/out-$round" 2>&1 || true
+		it_smb "$IT_FAULT_SHARE" "put $d/src fault-$i.bin; get fault-$i.bin $d/got" > "$d/out-$round" 2>&1 || true
 		if [ ! -f "$d/got" ] || [ "$(it_md5 "$d/got")" != "$want" ]; then
 			echo "copier $i round $round: the file read back differs"
 			cat "$d/out-$round"
 			return 1
 		fi
 	done
-	if [ "$(it_md5 "$IT_T/share/rtio/fault-$i.bin")" != "$want" ]; then
+	if [ "$(it_md5 "$IT_T/share/$IT_FAULT_SHARE/fault-$i.bin")" != "$want" ]; then
 		echo "copier $i: the file on the server's disk differs"
 		return 1
 	fi
@@ -39,8 +39,9 @@ it_wait_size() {
 	[ "$(stat -c %s "$1" 2>/dev/null)" = "$2" ]
 }
 
-# t_fault SEED
+# t_fault SEED [SHARE]   (SHARE: rtio, default, or rtioaiod: the two write paths)
 t_fault() {
+	IT_FAULT_SHARE=${2:-rtio}	# global: the background copiers read it
 	local seed=$1 d=$IT_T/data stop=$IT_T/data/fault.stop fifo=$IT_T/data/held.fifo
 	local hfd held from pids=() p i bad=0 r0 r1 r2 size=$((3 * 1024 * 1024))
 
@@ -48,13 +49,14 @@ t_fault() {
 	rm -f "$stop"
 	# A connection that lives through the fault: smbclient reading commands from a fifo.
 	head -c "$size" /dev/urandom > "$d/held.src"
+	rm -f "$fifo"
 	mkfifo "$fifo"
-	smbclient //127.0.0.1/rtio -p "$IT_PORT" -U "$IT_USER%$IT_PASS" < "$fifo" > "$d/held.out" 2>&1 &
+	smbclient //127.0.0.1/"$IT_FAULT_SHARE" -p "$IT_PORT" -U "$IT_USER%$IT_PASS" < "$fifo" > "$d/held.out" 2>&1 &
 	held=$!
 	it_track "$held" held-smbclient
 	exec {hfd}> "$fifo"
 	echo "put $d/held.src held.bin" >&"$hfd"
-	it_wait_size "$IT_T/share/rtio/held.bin" "$size" 10 || { echo "held connection: put did not finish"; return 1; }
+	it_wait_size "$IT_T/share/$IT_FAULT_SHARE/held.bin" "$size" 10 || { echo "held connection: put did not finish"; return 1; }
 
 	for i in 1 2; do
 		it_fault_copier "$i" "$stop" > "$d/fault-$i.result" 2>&1 &
@@ -62,7 +64,7 @@ t_fault() {
 		it_track "$!" "copier-$i"
 	done
 	for i in 3 4; do
-		"$IT_T/bin/itest_randio" "$(it_url rtio)/fault-$i.bin" $((seed + i)) 0 \
+		"$IT_T/bin/itest_randio" "$(it_url "$IT_FAULT_SHARE")/fault-$i.bin" $((seed + i)) 0 \
 			$((16 * 1024 * 1024)) "$d/fault-$i.model" "$stop" > "$d/fault-$i.result" 2>&1 &
 		pids+=($!)
 		it_track "$!" "randio-$i"
@@ -79,7 +81,7 @@ t_fault() {
 	cat "$d"/fault-[1-4].result
 	for i in 3 4; do
 		if [ ! -f "$d/fault-$i.model" ] ||
-		   [ "$(it_md5 "$d/fault-$i.model")" != "$(it_md5 "$IT_T/share/rtio/fault-$i.bin")" ]; then
+		   [ "$(it_md5 "$d/fault-$i.model")" != "$(it_md5 "$IT_T/share/$IT_FAULT_SHARE/fault-$i.bin")" ]; then
 			echo "random I/O client $i: the file on the server's disk differs from its model"
 			bad=1
 		fi
@@ -108,7 +110,7 @@ t_fault() {
 	it_wait_gone "$held" 10 || { echo "held smbclient did not quit"; bad=1; }
 
 	# and a new connection as well
-	it_smb rtio "get held.bin $d/held.got2" >/dev/null
+	it_smb "$IT_FAULT_SHARE" "get held.bin $d/held.got2" >/dev/null
 	r2=$(it_stat requests)
 	[ "$r2" -gt "$r1" ] || { echo "a new connection did not use the restarted aiod"; bad=1; }
 	[ "$(it_md5 "$d/held.got2")" = "$(it_md5 "$d/held.src")" ] || { echo "new connection: checksum differs"; bad=1; }
