@@ -95,23 +95,26 @@ install-module: $(BUILD)/rtio.so
 
 # ---- unit tests: each built twice, plainly and with ASan + UBSan ----
 
-UNIT_TESTS := test_proto test_cache test_edf test_config test_stream
+UNIT_TESTS := test_proto test_cache test_edf test_config test_stream test_session
 test_proto_SRC  := common/rtio_proto.c
 test_cache_SRC  := aiod/cache.c
 test_edf_SRC    := aiod/edf.c
 test_config_SRC := aiod/config.c aiod/log.c
 test_stream_SRC := aiod/stream.c aiod/admission.c aiod/config.c aiod/log.c aiod/cache.c \
 	aiod/engine.c aiod/edf.c
+# the whole daemon but main.c and calibrate.c, and the client library
+test_session_SRC := $(filter-out aiod/main.c aiod/calibrate.c,$(wildcard aiod/*.c)) \
+	common/rtio_proto.c common/rtio_sock.c common/rtio_client.c
 
 define unit_rules
 $(BUILD)/unit/$(1): tests/unit/$(1).c $$($(1)_SRC) $(COMMON_HDR) $(AIOD_HDR)
 	@mkdir -p $$(dir $$@)
 	$(CC) $(BASE_CFLAGS) -Icommon -Iaiod $(INI_CFLAGS) $(PKG_CFLAGS) -o $$@ $$< $$($(1)_SRC) \
-		-lcmocka $(PKG_LIBS_AIOD)
+		-lcmocka $(PKG_LIBS_AIOD) -lrt -lpthread
 $(BUILD)/unit-asan/$(1): tests/unit/$(1).c $$($(1)_SRC) $(COMMON_HDR) $(AIOD_HDR)
 	@mkdir -p $$(dir $$@)
 	$(CC) $(BASE_CFLAGS) $(SAN) -Icommon -Iaiod $(INI_CFLAGS) $(PKG_CFLAGS) -o $$@ $$< \
-		$$($(1)_SRC) -lcmocka $(PKG_LIBS_AIOD)
+		$$($(1)_SRC) -lcmocka $(PKG_LIBS_AIOD) -lrt -lpthread
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call unit_rules,$(t))))
 

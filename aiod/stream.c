@@ -89,6 +89,10 @@ uint32_t aiod_stream_observe(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t
 	if (o->rate_bps > 0) {
 		return stream_window_blocks(ctx, o->rate_bps, 1000);
 	}
+	/* Several bulk readers must not evict each other's read-ahead before it is used. */
+	if (ctx->cfg->readahead_blocks > ctx->cache->nblocks / 8) {
+		return ctx->cache->nblocks / 8 > 0 ? ctx->cache->nblocks / 8 : 1;
+	}
 	return ctx->cfg->readahead_blocks;
 }
 

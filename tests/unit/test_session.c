@@ -1,0 +1,387 @@
+/*
+ * Unit test: session teardown (aiod/session.c). A real aiod context (config
+ * defaults, shared region, cache, io_uring engine, listener) runs its event
+ * loop in the test's main thread; a client thread connects through the rtio
+ * client library, registers a file, pins blocks with two reads it never
+ * releases and leaves a third read in flight. Then the session is destroyed
+ * as if its smbd had died, and nothing of it may remain: no session, no
+ * pinned block, no open file, no descriptor, and the orphaned disk read
+ * finishes without touching the dead session.
+ *
+ * The same set-up checks WROTE (aiod/dataplane.c): after a client wrote a
+ * range through its own descriptor and aiod confirmed WROTE, reads through
+ * aiod return the new bytes, never the cached old ones.
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "aiod.h"
+#include "log.h"
+#include "rtio_client.h"
+
+#define BS        (1u << 20)
+#define FILE_SIZE (8u * BS)
+
+struct fixture {
+	struct aiod_ctx *ctx;
+	char dir[64];
+	char sock[96];
+	char path[96];
+	int ready[2];		/* client -> loop: pins and the in-flight read are out */
+	int finish[2];		/* test -> client: the session is gone, clean up */
+	bool client_ready;
+	int client_error;
+	uint64_t dev, ino;	/* of the file, as aiod reported it */
+	struct aiod_file *file;
+	uint8_t readbuf[BS];
+};
+
+static unsigned count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	unsigned n = 0;
+	struct dirent *e;
+
+	assert_non_null(d);
+	while ((e = readdir(d)) != NULL) {
+		n += e->d_name[0] != '.';
+	}
+	closedir(d);
+	return n;
+}
+
+static void ignore_done(ssize_t result, void *private_data)
+{
+	(void)result;
+	(void)private_data;
+}
+
+static void *client_main(void *arg)
+{
+	struct fixture *f = arg;
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct rtio_client *c = NULL;
+	struct rtio_file rf;
+	struct rtio_pinned p1, p2;
+	struct rtio_client_io *io = NULL;
+	int fd = -1, ret;
+	char byte = 'r';
+
+	ret = rtio_client_connect(mem, f->sock, "unit", 5000, &c);
+	if (ret == 0) {
+		fd = open(f->path, O_RDWR | O_CLOEXEC);
+		ret = fd < 0 ? -errno : rtio_client_open(c, fd, "clip.mxf", RTIO_OPEN_WRITABLE, &rf);
+	}
+	/* Two leases that are never released: 2 + 3 pinned blocks. */
+	if (ret == 0) {
+		ret = rtio_client_read_pinned(c, rf.file_id, 2 * BS, 0, &p1) == 2 * BS ? 0 : -EIO;
+	}
+	if (ret == 0) {
+		ret = rtio_client_read_pinned(c, rf.file_id, 3 * BS, 4 * BS, &p2) == 3 * BS ? 0 : -EIO;
+	}
+	/* A read aiod receives but that has to go to the disk first. */
+	if (ret == 0) {
+		ret = rtio_client_pread_start(c, rf.file_id, f->readbuf, BS, 7 * BS, ignore_done, NULL,
+					      &io);
+	}
+	if (ret == 0) {
+		f->dev = rf.dev;
+		f->ino = rf.ino;
+	}
+	f->client_error = ret;
+	if (write(f->ready[1], &byte, 1) != 1) {
+		f->client_error = -errno;
+	}
+	/* Wait until the test tore the session down, as if this process had died. */
+	if (read(f->finish[0], &byte, 1) != 1) {
+		f->client_error = -errno;
+	}
+	talloc_free(mem);	/* the client: its descriptors and mapping */
+	if (fd >= 0) {
+		close(fd);
+	}
+	return NULL;
+}
+
+/* WROTE: the client changes cached bytes itself; aiod must stop serving the old ones. */
+static void *wrote_client_main(void *arg)
+{
+	struct fixture *f = arg;
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct rtio_client *c = NULL;
+	struct rtio_file rf, ro;
+	uint8_t *before = talloc_size(mem, 2 * BS), *after = talloc_size(mem, 2 * BS);
+	uint8_t *fresh = talloc_size(mem, BS);
+	int fd = -1, rofd = -1, ret;
+	char byte = 'r';
+
+	ret = before != NULL && after != NULL && fresh != NULL ? 0 : -ENOMEM;
+	if (ret == 0) {
+		ret = rtio_client_connect(mem, f->sock, "unit", 5000, &c);
+	}
+	if (ret == 0) {
+		fd = open(f->path, O_RDWR | O_CLOEXEC);
+		ret = fd < 0 ? -errno : rtio_client_open(c, fd, "clip.mxf", RTIO_OPEN_WRITABLE, &rf);
+	}
+	/* Blocks 0 and 1 cached. */
+	if (ret == 0) {
+		ret = rtio_client_pread(c, rf.file_id, before, 2 * BS, 0) == 2 * BS ? 0 : -EIO;
+	}
+	/* Half a block, across the boundary, written behind aiod, then reported. */
+	if (ret == 0) {
+		memset(fresh, 0xa5, BS);
+		ret = pwrite(fd, fresh, BS / 2, BS - BS / 4) == BS / 2 ? 0 : -EIO;
+	}
+	if (ret == 0) {
+		ret = rtio_client_wrote(c, rf.file_id, BS / 2, BS - BS / 4);
+	}
+	if (ret == 0) {
+		ret = rtio_client_pread(c, rf.file_id, after, 2 * BS, 0) == 2 * BS ? 0 : -EIO;
+	}
+	if (ret == 0) {
+		memcpy(before + BS - BS / 4, fresh, BS / 2);	/* what the file holds now */
+		ret = memcmp(before, after, 2 * BS) == 0 ? 0 : -EILSEQ;
+	}
+	/* A read-only registration may not report writes. */
+	if (ret == 0) {
+		rofd = open(f->path, O_RDONLY | O_CLOEXEC);
+		ret = rofd < 0 ? -errno : rtio_client_open(c, rofd, "clip.mxf", 0, &ro);
+	}
+	if (ret == 0) {
+		ret = rtio_client_wrote(c, ro.file_id, 1, 0) == -EBADF ? 0 : -EPERM;
+	}
+	f->client_error = ret;
+	talloc_free(mem);
+	if (fd >= 0) {
+		close(fd);
+	}
+	if (rofd >= 0) {
+		close(rofd);
+	}
+	if (write(f->ready[1], &byte, 1) != 1) {
+		f->client_error = -errno;
+	}
+	return NULL;
+}
+
+static void ready_handler(struct tevent_context *ev, struct tevent_fd *fde, uint16_t flags,
+			  void *private_data)
+{
+	struct fixture *f = private_data;
+	char byte;
+
+	(void)ev;
+	(void)flags;
+	if (read(f->ready[0], &byte, 1) == 1) {
+		f->client_ready = true;
+	}
+	TALLOC_FREE(fde);
+}
+
+static void tick(struct tevent_context *ev, struct tevent_timer *te, struct timeval now, void *p)
+{
+	(void)ev;
+	(void)te;
+	(void)now;
+	(void)p;
+}
+
+/* One turn of aiod's loop, at most 20 ms long. */
+static void loop_once(struct aiod_ctx *ctx)
+{
+	struct tevent_timer *t = tevent_add_timer(ctx->ev, ctx, tevent_timeval_current_ofs(0, 20000),
+						  tick, NULL);
+
+	assert_non_null(t);
+	assert_int_equal(tevent_loop_once(ctx->ev), 0);
+	talloc_free(t);
+}
+
+static uint32_t pinned_blocks(const struct aiod_cache *c)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < c->nblocks; i++) {
+		n += c->blocks[i].refs > 0;
+	}
+	return n;
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = talloc_zero(NULL, struct fixture);
+	struct aiod_ctx *ctx;
+	char err[256];
+	uint8_t *data;
+	int fd;
+
+	assert_non_null(f);
+	snprintf(f->dir, sizeof(f->dir), "/tmp/rtio-unit-session.XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	snprintf(f->sock, sizeof(f->sock), "%s/aiod/aiod.sock", f->dir);
+	snprintf(f->path, sizeof(f->path), "%s/clip.mxf", f->dir);
+
+	data = malloc(FILE_SIZE);
+	assert_non_null(data);
+	for (uint32_t i = 0; i < FILE_SIZE; i++) {
+		data[i] = (uint8_t)(i * 7 + i / BS);
+	}
+	fd = open(f->path, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, data, FILE_SIZE), FILE_SIZE);
+	assert_int_equal(close(fd), 0);
+	free(data);
+
+	ctx = talloc_zero(f, struct aiod_ctx);
+	assert_non_null(ctx);
+	ctx->listen_fd = -1;
+	ctx->region.fd = -1;
+	assert_int_equal(aiod_config_load(ctx, NULL, &ctx->cfg, err, sizeof(err)), 0);
+	ctx->cfg->socket_path = talloc_strdup(ctx->cfg, f->sock);
+	ctx->cfg->cache_size = 16ull * BS;
+	ctx->cfg->block_size = BS;
+	ctx->cfg->mlock = false;
+	ctx->cfg->log_level = 0;
+	ctx->cfg->admission_capacity = 1000000000;	/* no device profile to read */
+	ctx->mq_msg_max = 10;	/* what an unprivileged aiod gets (fs.mqueue.msg_max) */
+	aiod_log_open(true, 0);
+	ctx->ev = tevent_context_init(ctx);
+	assert_non_null(ctx->ev);
+	assert_int_equal(aiod_files_init(ctx), 0);
+	assert_int_equal(aiod_region_create(ctx, err, sizeof(err)), 0);
+	ctx->cache = aiod_cache_create(ctx, ctx->region.blocks, ctx->region.block_size,
+				       ctx->region.nblocks);
+	assert_non_null(ctx->cache);
+	ctx->engine = aiod_engine_create(ctx, ctx->ev, ctx->cfg->queue_depth, ctx->region.blocks,
+					 ctx->region.block_size, ctx->region.nblocks, err,
+					 sizeof(err));
+	assert_non_null(ctx->engine);
+	aiod_admission_init(ctx);
+	assert_int_equal(aiod_listener_start(ctx, err, sizeof(err)), 0);
+	f->ctx = ctx;
+	assert_int_equal(pipe2(f->ready, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(f->finish, O_CLOEXEC), 0);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[128];
+
+	aiod_listener_stop(f->ctx);
+	TALLOC_FREE(f->ctx->engine);
+	aiod_region_destroy(&f->ctx->region);
+	close(f->ready[0]);
+	close(f->ready[1]);
+	close(f->finish[0]);
+	close(f->finish[1]);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
+	if (system(cmd) != 0) {
+		fprintf(stderr, "could not remove %s\n", f->dir);
+	}
+	talloc_free(f);
+	return 0;
+}
+
+static void test_session_teardown_releases_everything(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_ctx *ctx = f->ctx;
+	struct aiod_engine_stats es;
+	unsigned fds_before = count_fds();
+	pthread_t client;
+	char byte = 'f';
+	int i;
+
+	assert_non_null(tevent_add_fd(ctx->ev, ctx, f->ready[0], TEVENT_FD_READ, ready_handler, f));
+	assert_int_equal(pthread_create(&client, NULL, client_main, f), 0);
+
+	/* Run aiod until the client has its pins and aiod has taken the third read. */
+	for (i = 0; i < 500 && !(f->client_ready && ctx->st.requests >= 3); i++) {
+		loop_once(ctx);
+	}
+	assert_true(f->client_ready);
+	assert_int_equal(f->client_error, 0);
+	assert_int_equal(ctx->nsessions, 1);
+	assert_non_null(ctx->sessions);
+	assert_true(pinned_blocks(ctx->cache) >= 5);	/* 2 + 3 leased, maybe the loading one */
+	assert_true(ctx->cache->pinned >= 5);
+	assert_int_equal(ctx->nfiles, 1);
+	assert_non_null(f->file = aiod_file_find(ctx, f->dev, f->ino));
+	assert_int_equal(f->file->opens, 1);
+
+	/* The smbd "dies": what pidfd or a closed socket would trigger. */
+	aiod_session_destroy(ctx->sessions, "unit test");
+	assert_int_equal(ctx->nsessions, 0);
+	assert_null(ctx->sessions);
+
+	/* The orphaned read finishes in the engine and replies to nobody. */
+	for (i = 0; i < 500; i++) {
+		aiod_engine_get_stats(ctx->engine, &es);
+		if (es.inflight == 0 && es.queued == 0) {
+			break;
+		}
+		loop_once(ctx);
+	}
+	assert_int_equal(es.inflight, 0);
+	assert_int_equal(es.queued, 0);
+	assert_int_equal(pinned_blocks(ctx->cache), 0);
+	assert_int_equal(ctx->cache->pinned, 0);
+	assert_int_equal(ctx->cache->free.count + ctx->cache->lru.count, ctx->cache->nblocks);
+	/* The file stays known (its blocks stay cached for the next open), with no opens. */
+	assert_int_equal(ctx->nfiles, 1);
+	assert_non_null(f->file = aiod_file_find(ctx, f->dev, f->ino));
+	assert_int_equal(f->file->opens, 0);
+
+	/* Let the client drop its end, then every descriptor of the session must be gone. */
+	assert_int_equal(write(f->finish[1], &byte, 1), 1);
+	assert_int_equal(pthread_join(client, NULL), 0);
+	assert_int_equal(count_fds(), fds_before);
+}
+
+static void test_wrote_drops_stale_blocks(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_ctx *ctx = f->ctx;
+	uint64_t written0 = ctx->st.bytes_written;
+	pthread_t client;
+	int i;
+
+	assert_non_null(tevent_add_fd(ctx->ev, ctx, f->ready[0], TEVENT_FD_READ, ready_handler, f));
+	assert_int_equal(pthread_create(&client, NULL, wrote_client_main, f), 0);
+	for (i = 0; i < 1000 && !f->client_ready; i++) {
+		loop_once(ctx);
+	}
+	assert_int_equal(pthread_join(client, NULL), 0);
+	assert_true(f->client_ready);
+	assert_int_equal(f->client_error, 0);
+	assert_int_equal(ctx->st.bytes_written - written0, BS / 2);	/* reported, counted */
+	assert_int_equal(ctx->st.disk_writes, 0);			/* aiod wrote nothing itself */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_session_teardown_releases_everything, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_wrote_drops_stale_blocks, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
