@@ -699,7 +699,9 @@ static void writeback_done(void *private_data, int result)
  * contiguous writes, io_size at a time, as soon as that much is there, rather
  * than in a burst at the kernel's dirty expiry that would stall the streams'
  * reads. Writes stay acknowledged at page-cache time; this only schedules the
- * disk. Random writers are left to the kernel.
+ * disk. Random writers are left to the kernel, and so is everything while no
+ * stream is open: then there are no reads to protect, and starting the
+ * write-back here would only move the kernel flusher's work into aiod.
  */
 static void aggregate_writeback(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off,
 				uint64_t len)
@@ -712,6 +714,10 @@ static void aggregate_writeback(struct aiod_ctx *ctx, struct aiod_open *o, uint6
 	}
 	o->wb_end = off + len;
 	if (o->wb_end - o->wb_start < io) {
+		return;
+	}
+	if (ctx->streams == 0) {
+		o->wb_start = o->wb_end;	/* the kernel writes this run back */
 		return;
 	}
 	wb = talloc_zero(ctx, struct aiod_load);

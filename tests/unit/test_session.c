@@ -10,7 +10,8 @@
  *
  * The same set-up checks WROTE (aiod/dataplane.c): after a client wrote a
  * range through its own descriptor and aiod confirmed WROTE, reads through
- * aiod return the new bytes, never the cached old ones.
+ * aiod return the new bytes, never the cached old ones; and write
+ * aggregation, which only runs while a stream is open.
  *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -197,18 +198,36 @@ static void tick(struct tevent_context *ev, struct tevent_timer *te, struct time
 	(void)ev;
 	(void)te;
 	(void)now;
-	(void)p;
+	*(struct tevent_timer **)p = NULL;	/* tevent frees a timer once it fired */
 }
 
 /* One turn of aiod's loop, at most 20 ms long. */
 static void loop_once(struct aiod_ctx *ctx)
 {
-	struct tevent_timer *t = tevent_add_timer(ctx->ev, ctx, tevent_timeval_current_ofs(0, 20000),
-						  tick, NULL);
+	struct tevent_timer *t = NULL;
 
+	t = tevent_add_timer(ctx->ev, ctx, tevent_timeval_current_ofs(0, 20000), tick, &t);
 	assert_non_null(t);
 	assert_int_equal(tevent_loop_once(ctx->ev), 0);
-	talloc_free(t);
+	TALLOC_FREE(t);
+}
+
+/* Run the loop until the engine has nothing queued or in flight. */
+static void drain(struct aiod_ctx *ctx)
+{
+	struct aiod_engine_stats es;
+
+	for (int i = 0; i < 500; i++) {
+		aiod_engine_get_stats(ctx->engine, &es);
+		if (es.inflight == 0 && es.queued == 0) {
+			break;
+		}
+		loop_once(ctx);
+	}
+	aiod_engine_get_stats(ctx->engine, &es);
+	assert_int_equal(es.inflight, 0);
+	assert_int_equal(es.queued, 0);
+	loop_once(ctx);	/* completions' follow-up work */
 }
 
 static uint32_t pinned_blocks(const struct aiod_cache *c)
@@ -303,7 +322,6 @@ static void test_session_teardown_releases_everything(void **state)
 {
 	struct fixture *f = *state;
 	struct aiod_ctx *ctx = f->ctx;
-	struct aiod_engine_stats es;
 	unsigned fds_before = count_fds();
 	pthread_t client;
 	char byte = 'f';
@@ -332,15 +350,7 @@ static void test_session_teardown_releases_everything(void **state)
 	assert_null(ctx->sessions);
 
 	/* The orphaned read finishes in the engine and replies to nobody. */
-	for (i = 0; i < 500; i++) {
-		aiod_engine_get_stats(ctx->engine, &es);
-		if (es.inflight == 0 && es.queued == 0) {
-			break;
-		}
-		loop_once(ctx);
-	}
-	assert_int_equal(es.inflight, 0);
-	assert_int_equal(es.queued, 0);
+	drain(ctx);
 	assert_int_equal(pinned_blocks(ctx->cache), 0);
 	assert_int_equal(ctx->cache->pinned, 0);
 	assert_int_equal(ctx->cache->free.count + ctx->cache->lru.count, ctx->cache->nblocks);
@@ -375,12 +385,96 @@ static void test_wrote_drops_stale_blocks(void **state)
 	assert_int_equal(ctx->st.disk_writes, 0);			/* aiod wrote nothing itself */
 }
 
+/*
+ * Write aggregation: a sequential writer's data is pushed to the disk in
+ * io_size pieces while a stream is open, and left to the kernel otherwise.
+ */
+struct wb_run {
+	struct fixture *f;
+	const char *name;	/* "clip.mxf" is a stream (class *.mxf), "bulk.bin" is not */
+	int error;
+};
+
+static void *writer_main(void *arg)
+{
+	struct wb_run *w = arg;
+	struct fixture *f = w->f;
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct rtio_client *c = NULL;
+	struct rtio_file rf;
+	uint8_t *buf = talloc_zero_size(mem, BS);
+	char path[160];
+	int fd = -1, ret;
+	char byte = 'w';
+
+	snprintf(path, sizeof(path), "%s/%s", f->dir, w->name);
+	ret = buf != NULL ? rtio_client_connect(mem, f->sock, "unit", 5000, &c) : -ENOMEM;
+	if (ret == 0) {
+		fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+		ret = fd < 0 ? -errno : rtio_client_open(c, fd, w->name, RTIO_OPEN_WRITABLE, &rf);
+	}
+	for (uint32_t i = 0; ret == 0 && i < 8; i++) {
+		ret = rtio_client_pwrite(c, rf.file_id, buf, BS, (off_t)i * BS) == BS ? 0 : -EIO;
+	}
+	w->error = ret;
+	talloc_free(mem);
+	if (fd >= 0) {
+		close(fd);
+	}
+	if (write(f->ready[1], &byte, 1) != 1) {
+		w->error = -errno;
+	}
+	return NULL;
+}
+
+static uint64_t run_writer(struct fixture *f, const char *name)
+{
+	struct aiod_ctx *ctx = f->ctx;
+	uint64_t wb0 = ctx->st.writebacks;
+	struct wb_run w = { f, name, 0 };
+	pthread_t t;
+	int i;
+
+	f->client_ready = false;
+	assert_non_null(tevent_add_fd(ctx->ev, ctx, f->ready[0], TEVENT_FD_READ, ready_handler, f));
+	assert_int_equal(pthread_create(&t, NULL, writer_main, &w), 0);
+	for (i = 0; i < 1000 && !f->client_ready; i++) {
+		loop_once(ctx);
+	}
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_true(f->client_ready);
+	assert_int_equal(w.error, 0);
+	drain(ctx);	/* write-backs done, the closed open (and its reservation) gone */
+	return ctx->st.writebacks - wb0;
+}
+
+static void test_write_aggregation_only_with_streams(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_ctx *ctx = f->ctx;
+
+	ctx->cfg->n_classes = 1;
+	ctx->cfg->classes[0].name = "hd";
+	ctx->cfg->classes[0].match = "*.mxf";
+	ctx->cfg->classes[0].bitrate = 100000000;
+	ctx->cfg->classes[0].prebuffer_ms = 1000;
+	ctx->cfg->readahead_io_size = 4 * BS;
+
+	/* 8 MiB written sequentially to a stream file: two 4 MiB write-backs. */
+	assert_int_equal(run_writer(f, "clip.mxf"), 2);
+	/* The same to a bulk file with no stream open: the kernel's business. */
+	assert_int_equal(ctx->streams, 0);
+	assert_int_equal(run_writer(f, "bulk.bin"), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_session_teardown_releases_everything, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_wrote_drops_stale_blocks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_write_aggregation_only_with_streams, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
