@@ -213,7 +213,14 @@ int main(int argc, char **argv)
 	int timeout = 5000;
 	int opt, ret, rc;
 
-	while ((opt = getopt(argc, argv, "s:t:h")) != -1) {
+	static const struct option longopts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+
+	while ((opt = getopt_long(argc, argv, "s:t:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
 			sock = optarg;

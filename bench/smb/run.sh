@@ -102,6 +102,8 @@ stop_aiod() {
 }
 # utime + stime of a process, plus its reaped children's (clock ticks)
 cpu_ticks() { awk '{print $14 + $15 + $16 + $17}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+# minor page faults of a process and its reaped children
+minflt() { awk '{print $10 + $11}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 
 start_aiod
 smbd -F --debug-stdout -s "$T/smb.conf" > "$T/log/smbd.log" 2>&1 &
@@ -140,6 +142,7 @@ for r in $(seq "$RUNS"); do
 					fi
 				fi
 				s0=$(cpu_ticks "$SMBD_PID")
+				f0=$(minflt "$SMBD_PID")
 				a0=$( [ "$c" = rtio ] && cpu_ticks "$AIOD_PID" || echo 0)
 				t0=$(date +%s.%N)
 				if [ "$op" = get ]; then
@@ -153,11 +156,12 @@ for r in $(seq "$RUNS"); do
 				t1=$(date +%s.%N)
 				sleep 0.2	# let smbd reap the connection's child
 				s1=$(cpu_ticks "$SMBD_PID")
+				f1=$(minflt "$SMBD_PID")
 				a1=$( [ "$c" = rtio ] && cpu_ticks "$AIOD_PID" || echo 0)
-				printf '{"run":%d,"config":"%s","mode":"%s","op":"%s","seconds":%s,"mib":%d,"smbd_cpu":%s,"aiod_cpu":%s,"load":"%s"}\n' \
+				printf '{"run":%d,"config":"%s","mode":"%s","op":"%s","seconds":%s,"mib":%d,"smbd_cpu":%s,"aiod_cpu":%s,"smbd_minflt":%d,"load":"%s"}\n' \
 					"$r" "$c" "$mode" "$op" "$(calc "$t1 - $t0")" "$SIZE_MIB" \
 					"$(calc "($s1 - $s0) / $HZ")" "$(calc "($a1 - $a0) / $HZ")" \
-					"$(cut -d' ' -f1 /proc/loadavg)" >> "$out"
+					"$((f1 - f0))" "$(cut -d' ' -f1 /proc/loadavg)" >> "$out"
 				tail -n 1 "$out"
 			done
 		done

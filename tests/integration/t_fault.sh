@@ -46,7 +46,7 @@ t_fault() {
 	local hfd held from pids=() p i bad=0 r0 r1 r2 size=$((3 * 1024 * 1024))
 
 	from=$(($(wc -l < "$IT_T/log/smbd.log") + 1))
-	rm -f "$stop"
+	rm -f "$stop" "$d"/held.*	# an earlier run's files must not pass for this run's
 	# A connection that lives through the fault: smbclient reading commands from a fifo.
 	head -c "$size" /dev/urandom > "$d/held.src"
 	rm -f "$fifo"

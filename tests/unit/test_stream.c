@@ -73,7 +73,12 @@ static void test_stream_sequential_reader_gets_readahead(void **state)
 	off += BS;
 	assert_int_equal(aiod_stream_observe(&f->ctx, &f->open, off, BS), 0);
 	off += BS;
-	assert_int_equal(aiod_stream_observe(&f->ctx, &f->open, off, BS), f->ctx.cfg->readahead_blocks);
+	f->ctx.cfg->readahead_blocks = 16;
+	assert_int_equal(aiod_stream_observe(&f->ctx, &f->open, off, BS), 16);
+	off += BS;
+	/* Never more than an eighth of the cache: bulk readers must not evict each other. */
+	f->ctx.cfg->readahead_blocks = 64;
+	assert_int_equal(aiod_stream_observe(&f->ctx, &f->open, off, BS), NB / 8);
 	/* A jump disables read-ahead until the reader is sequential again. */
 	assert_int_equal(aiod_stream_observe(&f->ctx, &f->open, 77 * BS, BS), 0);
 	assert_int_equal(f->open.ra_next_blk, 0);
