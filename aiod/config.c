@@ -52,6 +52,8 @@ static const struct key_desc keys[] = {
 	  "Cache block size, a power of two; also the unit of disk reads." },
 	{ "cache", "mlock", K_BOOL, OFF(mlock), "yes", 0, 1, false,
 	  "Lock the cache in memory; failure to lock is fatal." },
+	{ "cache", "hugepages", K_BOOL, OFF(hugepages), "yes", 0, 1, false,
+	  "Ask for transparent huge pages for the cache (takes effect when /sys/kernel/mm/transparent_hugepage/shmem_enabled is advise): every smbd maps it with far fewer page faults." },
 	{ "cache", "direct_io", K_BOOL, OFF(direct_io), "no", 0, 1, false,
 	  "Read files with O_DIRECT so the shared cache is the only cache of file data." },
 	{ "cache", "pin_wait_ms", K_INT, OFF(pin_wait_ms), "2000", 0, 60000, true,

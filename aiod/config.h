@@ -38,6 +38,7 @@ struct aiod_config {
 	uint64_t cache_size;
 	uint32_t block_size;
 	bool mlock;
+	bool hugepages;
 	bool direct_io;
 	uint32_t pin_wait_ms;
 	/* [engine] */

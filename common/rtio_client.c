@@ -242,6 +242,11 @@ int rtio_client_connect(TALLOC_CTX *mem_ctx, const char *socket_path, const char
 		talloc_free(c);
 		return -ret;
 	}
+	/*
+	 * Huge pages where aiod got them: one fault per 2 MiB instead of one per
+	 * 64 KiB the first time this process reads a block (harmless otherwise).
+	 */
+	(void)madvise(map, c->shm_size, MADV_HUGEPAGE);
 	c->shm = map;
 	if (rtio_shm_check((const struct rtio_shm_header *)c->shm, c->shm_size) != 0) {
 		talloc_free(c);

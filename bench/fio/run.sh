@@ -28,6 +28,8 @@
 #   STRACE=1 KEEP=0 RESULTS_DIR=bench/results AIOD=$BUILD/fio/aiod
 #   WORKLOADS="rand4k seq1m" CACHES="cold hot" HIT=1 (subsets)
 #   READAHEAD=<aiod [readahead] blocks; unset = aiod's default>
+#   THP_SHMEM=advise (huge pages for aiod's cache during the run; restored
+#   afterwards, see bench/thp.sh)
 # iodepth stays <= 8: without CAP_SYS_RESOURCE a session has at most
 # fs.mqueue.msg_max (10) requests in flight; deeper queues wait client-side.
 set -euo pipefail
@@ -41,6 +43,8 @@ if [ "${1:-}" = -h ] || [ "${1:-}" = --help ]; then
 fi
 
 BUILD=${BUILD:-$here/build}
+# shellcheck source=../thp.sh
+. "$here/bench/thp.sh"
 RUNS=${RUNS:-10}
 RUNTIME=${RUNTIME:-5}
 FILE_SIZE=${FILE_SIZE:-2G}
@@ -98,6 +102,7 @@ cleanup() {
 		kill "${AIOD_PID[$name]}" 2>/dev/null || true
 		wait "${AIOD_PID[$name]}" 2>/dev/null || true
 	done
+	bench_thp_restore
 	if [ "$KEEP" = 1 ]; then
 		log "kept $W"
 	else
@@ -158,6 +163,8 @@ sys_busy_ticks() { awk '/^cpu /{printf "%.0f\n", $2 + $3 + $4 + $7 + $8}' /proc/
 # Sectors read and written on the disk holding the file.
 disk_sectors() { awk -v d="$DEV" '$3 == d {print $6, $10; f = 1} END {if (!f) print 0, 0}' /proc/diskstats; }
 drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
+
+bench_thp_enable
 
 # ---- the file ----
 
@@ -325,4 +332,6 @@ python3 bench/fio/summarize.py --raw "$RAW" --out "$out" --command "$cmd" \
 	--file-size "$file_bytes" --cache-size "$CACHE_SIZE" --block-size "$BLOCK_SIZE" \
 	--runtime "$RUNTIME" --runs "$RUNS" --clk-tck "$CLK_TCK" --dev "$DEV" --dir "$DIR" \
 	--aiod "$AIOD" --readahead "${READAHEAD:-default}" --hit-n "$HIT_N" --rand-iodepth "$RAND_IODEPTH" --seq-iodepth "$SEQ_IODEPTH"
+printf '\nshmem_enabled during the run: %s; aiod: %s\n' "$(bench_thp_setting)" \
+	"$(grep -m1 'cache:' "$RAW/aiod-cold.log" | sed 's/.*NOTICE\] //')" >> "$out.md"
 log "wrote $out.md and $out.json (raw: $RAW)"

@@ -10,7 +10,9 @@
 #        /var/tmp: the real disk, so "cold" means the device),
 #        RTIO_DIRECT (1: aiod as deployed for streaming, [cache] direct_io =
 #        yes and a cache that holds the file, so aiod's cache is the only
-#        cache; 0: direct_io = no and a 512M cache, data copied twice)
+#        cache; 0: direct_io = no and a 512M cache, data copied twice),
+#        THP_SHMEM (advise: shared memory may use huge pages during the run,
+#        so aiod's cache gets them; restored afterwards; see bench/thp.sh)
 #
 # cold: page cache dropped, aiod restarted (empty cache). hot: each
 # configuration's own cache holds the file: the page cache for plain and
@@ -23,6 +25,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 # shellcheck source=../../scripts/smbconf.sh
 . "$root/scripts/smbconf.sh"
+# shellcheck source=../thp.sh
+. "$root/bench/thp.sh"
 BUILD=${BUILD:-$root/build}
 RUNS=${1:-10}
 SIZE_MIB=${2:-2048}
@@ -47,10 +51,12 @@ cleanup() {
 	[ -n "$SMBD_PID" ] && kill -TERM "$SMBD_PID" 2>/dev/null && wait "$SMBD_PID" 2>/dev/null
 	[ -n "$AIOD_PID" ] && kill -TERM "$AIOD_PID" 2>/dev/null && wait "$AIOD_PID" 2>/dev/null
 	rm -rf "$T"
+	bench_thp_restore
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+bench_thp_enable
 rtio_smb_dirs "$T"
 mkdir -p "$T"/{aiod,log} "$T"/share/{plain,iouring,rtio}
 id "$USER_NAME" >/dev/null 2>&1 || useradd --system --no-create-home "$USER_NAME" ||
@@ -173,6 +179,8 @@ mkdir -p "$root/bench/results"
 /usr/bin/python3 "$here/report.py" "$out" "$root/bench/results/smb-$stamp" \
 	"RTIO_DIRECT=$RTIO_DIRECT bench/smb/run.sh $RUNS $SIZE_MIB" || die "report failed"
 {
+	printf '\nshmem_enabled during the run: %s; aiod: %s\n' "$(bench_thp_setting)" \
+		"$(grep -m1 'cache:' "$T/log/aiod.log" | sed 's/.*NOTICE\] //')"
 	printf '\naiod.ini of the rtio configuration (besides socket_path):\n\n```\n'
 	grep -v '^socket_path' "$T/aiod.ini"
 	printf '```\n'
