@@ -132,6 +132,9 @@ EOT
 	AIOD_PID[$name]=$!
 	for i in $(seq 1 300); do
 		if "$AIODCTL" -s "$(sock_of "$name")" stats > /dev/null 2>&1; then
+			# how much of its cache got huge pages (its NOTICE is below log_level 1)
+			awk '/^ShmemPmdMapped:/ {print $2 " kB"}' "/proc/${AIOD_PID[$name]}/smaps_rollup" \
+				> "$RAW/aiod-$name.huge" 2>/dev/null || true
 			return 0
 		fi
 		kill -0 "${AIOD_PID[$name]}" 2>/dev/null || die "aiod ($name) died at start: $(tail -3 "$RAW/aiod-$name.log")"
@@ -332,6 +335,6 @@ python3 bench/fio/summarize.py --raw "$RAW" --out "$out" --command "$cmd" \
 	--file-size "$file_bytes" --cache-size "$CACHE_SIZE" --block-size "$BLOCK_SIZE" \
 	--runtime "$RUNTIME" --runs "$RUNS" --clk-tck "$CLK_TCK" --dev "$DEV" --dir "$DIR" \
 	--aiod "$AIOD" --readahead "${READAHEAD:-default}" --hit-n "$HIT_N" --rand-iodepth "$RAND_IODEPTH" --seq-iodepth "$SEQ_IODEPTH"
-printf '\nshmem_enabled during the run: %s; aiod: %s\n' "$(bench_thp_setting)" \
-	"$(grep -m1 'cache:' "$RAW/aiod-cold.log" | sed 's/.*NOTICE\] //')" >> "$out.md"
+printf '\nshmem_enabled during the run: %s; cache of the last cold aiod mapped with huge pages: %s\n' \
+	"$(bench_thp_setting)" "$(cat "$RAW/aiod-cold.huge" 2>/dev/null || echo unknown)" >> "$out.md"
 log "wrote $out.md and $out.json (raw: $RAW)"
