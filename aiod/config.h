@@ -47,6 +47,7 @@ struct aiod_config {
 	uint32_t max_io;
 	/* [readahead] */
 	uint32_t readahead_blocks;
+	uint32_t readahead_blocks_streams;	/* best effort, while streams are open */
 	uint32_t readahead_io_size;
 	uint32_t be_deadline_ms;
 	bool auto_stream;

@@ -51,6 +51,25 @@ static uint32_t stream_window_blocks(const struct aiod_ctx *ctx, uint64_t bps, u
 	return (uint32_t)blocks;
 }
 
+/*
+ * Read-ahead of a best-effort sequential reader. A large window (in several
+ * requests at once) is what a bulk reader wants from an SSD or a virtual
+ * disk; while streams are open it shrinks, because the bulk reader's request
+ * size is min(window, io_size) and a request the disk has started cannot be
+ * overtaken by a stream read that falls due meanwhile.
+ */
+uint32_t aiod_stream_best_effort_blocks(const struct aiod_ctx *ctx)
+{
+	uint32_t n = ctx->streams > 0 ? ctx->cfg->readahead_blocks_streams
+				      : ctx->cfg->readahead_blocks;
+
+	/* Several bulk readers must not evict each other's read-ahead before it is used. */
+	if (n > ctx->cache->nblocks / 8) {
+		n = ctx->cache->nblocks / 8 > 0 ? ctx->cache->nblocks / 8 : 1;
+	}
+	return n;
+}
+
 uint32_t aiod_stream_observe(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off, uint32_t len)
 {
 	uint64_t now = aiod_now_ns();
@@ -89,11 +108,7 @@ uint32_t aiod_stream_observe(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t
 	if (o->rate_bps > 0) {
 		return stream_window_blocks(ctx, o->rate_bps, 1000);
 	}
-	/* Several bulk readers must not evict each other's read-ahead before it is used. */
-	if (ctx->cfg->readahead_blocks > ctx->cache->nblocks / 8) {
-		return ctx->cache->nblocks / 8 > 0 ? ctx->cache->nblocks / 8 : 1;
-	}
-	return ctx->cfg->readahead_blocks;
+	return aiod_stream_best_effort_blocks(ctx);
 }
 
 uint64_t aiod_stream_deadline(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off)

@@ -79,6 +79,12 @@ static void test_stream_sequential_reader_gets_readahead(void **state)
 	/* Never more than an eighth of the cache: bulk readers must not evict each other. */
 	f->ctx.cfg->readahead_blocks = 64;
 	assert_int_equal(aiod_stream_observe(&f->ctx, &f->open, off, BS), NB / 8);
+	off += BS;
+	/* While a stream is open a bulk reader gets the small window. */
+	f->ctx.streams = 1;
+	f->ctx.cfg->readahead_blocks_streams = 3;
+	assert_int_equal(aiod_stream_observe(&f->ctx, &f->open, off, BS), 3);
+	f->ctx.streams = 0;
 	/* A jump disables read-ahead until the reader is sequential again. */
 	assert_int_equal(aiod_stream_observe(&f->ctx, &f->open, 77 * BS, BS), 0);
 	assert_int_equal(f->open.ra_next_blk, 0);
