@@ -19,7 +19,8 @@ BACKPORTS_PKGS="samba smbclient samba-vfs-modules samba-testsuite libsmbclient-d
 BOOKWORM_PKGS="build-essential pkg-config dpkg-dev xz-utils liburing-dev libiniparser-dev libcmocka-dev fio \
  flex bison libparse-yapp-perl libkrb5-dev libgnutls28-dev python3 python3-dev zlib1g-dev libpopt-dev \
  libjansson-dev libtasn1-bin libtasn1-6-dev libreadline-dev perl \
- clang libclang-rt-14-dev libfuse3-dev fuse3 e2fsprogs python3-matplotlib procps psmisc util-linux iproute2"
+ clang libclang-rt-14-dev libfuse3-dev fuse3 e2fsprogs python3-matplotlib procps psmisc util-linux iproute2 \
+ jq time strace"
 
 have_all() {
 	local p
