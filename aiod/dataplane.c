@@ -47,6 +47,7 @@ struct aiod_req {
 	uint32_t pending;		/* block loads / writes outstanding */
 	int error;
 	bool waited_for_disk;
+	bool playing;			/* READ0: the stream was past its start-up when it came */
 	bool blocked;
 	uint64_t blocked_since_ns;
 };
@@ -389,8 +390,8 @@ static void read0_finish(struct aiod_req *r)
 	rep.token = l->token;
 	ctx->st.bytes_read += pos - r->off;
 	l->open->file->bytes_read += pos - r->off;
-	if (r->waited_for_disk && l->open->rate_bps > 0) {
-		/* A stream's read found its data not yet in the cache: it is late. */
+	if (r->waited_for_disk && r->playing && l->open->rate_bps > 0) {
+		/* A playing stream's read found its data not yet in the cache: it is late. */
 		ctx->st.deadline_misses++;
 		l->open->file->deadline_misses++;
 	}
@@ -551,6 +552,7 @@ static bool read0_start(struct aiod_req *r)
 	if (read0_hit(r)) {
 		return false;
 	}
+	r->playing = aiod_stream_playing(o);
 	if (fstat(o->fd, &st) != 0) {
 		req_end(r, -errno);
 		return false;

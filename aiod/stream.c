@@ -111,6 +111,21 @@ uint32_t aiod_stream_observe(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t
 	return aiod_stream_best_effort_blocks(ctx);
 }
 
+/*
+ * Past its start-up: read-ahead is running and the client has been reading
+ * for longer than its prebuffer. Before that (the first reads, the first
+ * after a jump) the client fills its buffer as fast as it can, ahead of
+ * playback, and a read that waits for the disk is start-up latency, not a
+ * late frame.
+ */
+bool aiod_stream_playing(const struct aiod_open *o)
+{
+	uint32_t prebuffer_ms = o->file->sclass != NULL ? o->file->sclass->prebuffer_ms : 1000;
+
+	return o->ra_next_blk != 0 && o->play_t0_ns != 0 &&
+	       aiod_now_ns() - o->play_t0_ns >= (uint64_t)prebuffer_ms * 1000000ull;
+}
+
 uint64_t aiod_stream_deadline(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off)
 {
 	uint64_t now = aiod_now_ns();

@@ -84,8 +84,8 @@ echo
 "$RT_PY" "$RT_HERE/report.py" table "$RUNS"
 echo
 for l in "${AIOD_LINES[@]}"; do echo "$l"; done
-echo "(aiod's deadline_misses also counts each stream's first reads, made before read-ahead starts;"
-echo " the clients' misses column is what counts)"
+echo "(aiod's deadline_misses: stream reads that found read-ahead behind; the clients' misses"
+echo " column is what the players saw)"
 echo
 "$RT_PY" - "$RUNS" <<'EOF'
 import json, sys

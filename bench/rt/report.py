@@ -303,7 +303,8 @@ def md_sweep(doc, groups, rows):
             r["loadavg"]["start"]))
     w("")
     w("aiod late reads = aiod's `deadline_misses` (a stream read that found its block not yet in the "
-      "cache; the first reads of every stream count, so it is not zero even when no chunk was late).")
+      "cache; runs recorded before 2026-11-22 04:50 also counted every stream's first reads, so their "
+      "count is not zero even when no chunk was late).")
     w("")
     return "\n".join(out)
 

@@ -467,6 +467,65 @@ static void test_write_aggregation_only_with_streams(void **state)
 	assert_int_equal(run_writer(f, "bulk.bin"), 0);
 }
 
+/* A stream's start-up reads cannot have been read ahead: they are not deadline misses. */
+static void *stream_reader_main(void *arg)
+{
+	struct wb_run *w = arg;
+	struct fixture *f = w->f;
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct rtio_client *c = NULL;
+	struct rtio_file rf;
+	uint8_t *buf = talloc_size(mem, BS);
+	int fd = -1, ret;
+	char byte = 'r';
+
+	ret = buf != NULL ? rtio_client_connect(mem, f->sock, "unit", 5000, &c) : -ENOMEM;
+	if (ret == 0) {
+		fd = open(f->path, O_RDONLY | O_CLOEXEC);
+		ret = fd < 0 ? -errno : rtio_client_open(c, fd, w->name, 0, &rf);
+	}
+	if (ret == 0 && rf.bitrate == 0) {
+		ret = -ENOTSUP;	/* not admitted as a stream: the test would prove nothing */
+	}
+	for (uint32_t i = 0; ret == 0 && i < 2; i++) {
+		ret = rtio_client_pread(c, rf.file_id, buf, BS, (off_t)i * BS) == BS ? 0 : -EIO;
+	}
+	w->error = ret;
+	talloc_free(mem);
+	if (fd >= 0) {
+		close(fd);
+	}
+	if (write(f->ready[1], &byte, 1) != 1) {
+		w->error = -errno;
+	}
+	return NULL;
+}
+
+static void test_first_stream_reads_are_not_misses(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_ctx *ctx = f->ctx;
+	struct wb_run w = { f, "clip.mxf", 0 };
+	pthread_t t;
+	int i;
+
+	ctx->cfg->n_classes = 1;
+	ctx->cfg->classes[0].name = "hd";
+	ctx->cfg->classes[0].match = "*.mxf";
+	ctx->cfg->classes[0].bitrate = 100000000;
+	ctx->cfg->classes[0].prebuffer_ms = 1000;
+	assert_non_null(tevent_add_fd(ctx->ev, ctx, f->ready[0], TEVENT_FD_READ, ready_handler, f));
+	assert_int_equal(pthread_create(&t, NULL, stream_reader_main, &w), 0);
+	for (i = 0; i < 1000 && !f->client_ready; i++) {
+		loop_once(ctx);
+	}
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_true(f->client_ready);
+	assert_int_equal(w.error, 0);
+	assert_true(ctx->st.cache_misses >= 2);		/* both reads went to the disk */
+	assert_int_equal(ctx->st.deadline_misses, 0);	/* but nothing was read ahead yet */
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -474,6 +533,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_wrote_drops_stale_blocks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_aggregation_only_with_streams, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_first_stream_reads_are_not_misses, setup,
 						teardown),
 	};
 
