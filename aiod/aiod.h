@@ -219,7 +219,7 @@ int aiod_calibrate(const struct aiod_config *cfg, const char *dir, const char *o
 void aiod_stream_classify(struct aiod_ctx *ctx, struct aiod_open *o);
 /* Account a read of [off, off+len) by o; returns how many blocks past the read to prefetch. */
 /* Whether o's stream is past its start-up, so a read that waits counts as a deadline miss. */
-bool aiod_stream_playing(const struct aiod_open *o);
+bool aiod_stream_playing(const struct aiod_open *o, uint64_t off);
 /* Read-ahead blocks for a best-effort sequential reader now (smaller while streams are open). */
 uint32_t aiod_stream_best_effort_blocks(const struct aiod_ctx *ctx);
 uint32_t aiod_stream_observe(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off, uint32_t len);

@@ -552,7 +552,7 @@ static bool read0_start(struct aiod_req *r)
 	if (read0_hit(r)) {
 		return false;
 	}
-	r->playing = aiod_stream_playing(o);
+	r->playing = aiod_stream_playing(o, r->off);
 	if (fstat(o->fd, &st) != 0) {
 		req_end(r, -errno);
 		return false;

@@ -118,11 +118,12 @@ uint32_t aiod_stream_observe(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t
  * playback, and a read that waits for the disk is start-up latency, not a
  * late frame.
  */
-bool aiod_stream_playing(const struct aiod_open *o)
+bool aiod_stream_playing(const struct aiod_open *o, uint64_t off)
 {
 	uint32_t prebuffer_ms = o->file->sclass != NULL ? o->file->sclass->prebuffer_ms : 1000;
 
-	return o->ra_next_blk != 0 && o->play_t0_ns != 0 &&
+	/* A read elsewhere than where the stream was is a jump: it starts again. */
+	return off == o->next_off && o->ra_next_blk != 0 && o->play_t0_ns != 0 &&
 	       aiod_now_ns() - o->play_t0_ns >= (uint64_t)prebuffer_ms * 1000000ull;
 }
 

@@ -90,6 +90,27 @@ static void test_stream_sequential_reader_gets_readahead(void **state)
 	assert_int_equal(f->open.ra_next_blk, 0);
 }
 
+static void test_stream_playing_after_startup_only(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t now = aiod_now_ns();
+
+	aiod_stream_classify(&f->ctx, &f->open);	/* prebuffer_ms 1000 */
+	f->open.next_off = 10 * BS;
+	f->open.ra_next_blk = 14;
+	f->open.play_t0_ns = now - 2000000000ull;
+	assert_true(aiod_stream_playing(&f->open, 10 * BS));
+	/* a jump starts again */
+	assert_false(aiod_stream_playing(&f->open, 30 * BS));
+	/* still filling the client's buffer */
+	f->open.play_t0_ns = now - 500000000ull;
+	assert_false(aiod_stream_playing(&f->open, 10 * BS));
+	/* nothing read ahead yet */
+	f->open.play_t0_ns = now - 2000000000ull;
+	f->open.ra_next_blk = 0;
+	assert_false(aiod_stream_playing(&f->open, 10 * BS));
+}
+
 static void test_stream_readahead_covers_prebuffer(void **state)
 {
 	struct fixture *f = *state;
@@ -185,6 +206,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_stream_classify_by_pattern, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_sequential_reader_gets_readahead, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_playing_after_startup_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_readahead_covers_prebuffer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_deadlines_follow_playback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_admission_refuses_overcommit, setup, teardown),
