@@ -71,6 +71,42 @@ static void ignore_done(ssize_t result, void *private_data)
 	(void)private_data;
 }
 
+/* One client thread's run: what it works on and how it ended. */
+struct client_run {
+	struct fixture *f;
+	const char *name;	/* share-relative name: "clip.mxf" is a stream (class *.mxf) */
+	int error;
+};
+
+/* Connect, open path and register it with aiod under name; 0 or -errno. */
+static int client_open(TALLOC_CTX *mem, const struct fixture *f, const char *path, int oflags,
+		       const char *name, uint32_t rflags, struct rtio_client **c, int *fd,
+		       struct rtio_file *rf)
+{
+	int ret = rtio_client_connect(mem, f->sock, "unit", 5000, c);
+
+	if (ret != 0) {
+		return ret;
+	}
+	*fd = open(path, oflags | O_CLOEXEC, 0600);
+	return *fd < 0 ? -errno : rtio_client_open(*c, *fd, name, rflags, rf);
+}
+
+/* The thread is done: record ret, drop the client and fd, wake the test's loop. */
+static void client_end(struct client_run *w, int ret, TALLOC_CTX *mem, int fd)
+{
+	char byte = 'd';
+
+	w->error = ret;
+	talloc_free(mem);	/* the client: its descriptors and mapping */
+	if (fd >= 0) {
+		close(fd);
+	}
+	if (write(w->f->ready[1], &byte, 1) != 1) {
+		w->error = -errno;
+	}
+}
+
 static void *client_main(void *arg)
 {
 	struct fixture *f = arg;
@@ -82,11 +118,7 @@ static void *client_main(void *arg)
 	int fd = -1, ret;
 	char byte = 'r';
 
-	ret = rtio_client_connect(mem, f->sock, "unit", 5000, &c);
-	if (ret == 0) {
-		fd = open(f->path, O_RDWR | O_CLOEXEC);
-		ret = fd < 0 ? -errno : rtio_client_open(c, fd, "clip.mxf", RTIO_OPEN_WRITABLE, &rf);
-	}
+	ret = client_open(mem, f, f->path, O_RDWR, "clip.mxf", RTIO_OPEN_WRITABLE, &c, &fd, &rf);
 	/* Two leases that are never released: 2 + 3 pinned blocks. */
 	if (ret == 0) {
 		ret = rtio_client_read_pinned(c, rf.file_id, 2 * BS, 0, &p1) == 2 * BS ? 0 : -EIO;
@@ -121,22 +153,19 @@ static void *client_main(void *arg)
 /* WROTE: the client changes cached bytes itself; aiod must stop serving the old ones. */
 static void *wrote_client_main(void *arg)
 {
-	struct fixture *f = arg;
+	struct client_run *w = arg;
+	struct fixture *f = w->f;
 	TALLOC_CTX *mem = talloc_new(NULL);
 	struct rtio_client *c = NULL;
 	struct rtio_file rf, ro;
 	uint8_t *before = talloc_size(mem, 2 * BS), *after = talloc_size(mem, 2 * BS);
 	uint8_t *fresh = talloc_size(mem, BS);
 	int fd = -1, rofd = -1, ret;
-	char byte = 'r';
 
 	ret = before != NULL && after != NULL && fresh != NULL ? 0 : -ENOMEM;
 	if (ret == 0) {
-		ret = rtio_client_connect(mem, f->sock, "unit", 5000, &c);
-	}
-	if (ret == 0) {
-		fd = open(f->path, O_RDWR | O_CLOEXEC);
-		ret = fd < 0 ? -errno : rtio_client_open(c, fd, "clip.mxf", RTIO_OPEN_WRITABLE, &rf);
+		ret = client_open(mem, f, f->path, O_RDWR, w->name, RTIO_OPEN_WRITABLE, &c, &fd,
+				  &rf);
 	}
 	/* Blocks 0 and 1 cached. */
 	if (ret == 0) {
@@ -160,22 +189,15 @@ static void *wrote_client_main(void *arg)
 	/* A read-only registration may not report writes. */
 	if (ret == 0) {
 		rofd = open(f->path, O_RDONLY | O_CLOEXEC);
-		ret = rofd < 0 ? -errno : rtio_client_open(c, rofd, "clip.mxf", 0, &ro);
+		ret = rofd < 0 ? -errno : rtio_client_open(c, rofd, w->name, 0, &ro);
 	}
 	if (ret == 0) {
 		ret = rtio_client_wrote(c, ro.file_id, 1, 0) == -EBADF ? 0 : -EPERM;
 	}
-	f->client_error = ret;
-	talloc_free(mem);
-	if (fd >= 0) {
-		close(fd);
-	}
 	if (rofd >= 0) {
 		close(rofd);
 	}
-	if (write(f->ready[1], &byte, 1) != 1) {
-		f->client_error = -errno;
-	}
+	client_end(w, ret, mem, fd);
 	return NULL;
 }
 
@@ -318,6 +340,33 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* Run fn(w) in a client thread while aiod's loop turns, until it is done. */
+static void run_client(struct fixture *f, void *(*fn)(void *), struct client_run *w)
+{
+	struct aiod_ctx *ctx = f->ctx;
+	pthread_t t;
+
+	f->client_ready = false;
+	assert_non_null(tevent_add_fd(ctx->ev, ctx, f->ready[0], TEVENT_FD_READ, ready_handler, f));
+	assert_int_equal(pthread_create(&t, NULL, fn, w), 0);
+	for (int i = 0; i < 1000 && !f->client_ready; i++) {
+		loop_once(ctx);
+	}
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_true(f->client_ready);
+	assert_int_equal(w->error, 0);
+}
+
+/* Files named *.mxf are 100 Mbit/s streams. */
+static void use_stream_class(struct aiod_ctx *ctx)
+{
+	ctx->cfg->n_classes = 1;
+	ctx->cfg->classes[0].name = "hd";
+	ctx->cfg->classes[0].match = "*.mxf";
+	ctx->cfg->classes[0].bitrate = 100000000;
+	ctx->cfg->classes[0].prebuffer_ms = 1000;
+}
+
 static void test_session_teardown_releases_everything(void **state)
 {
 	struct fixture *f = *state;
@@ -370,17 +419,9 @@ static void test_wrote_drops_stale_blocks(void **state)
 	struct fixture *f = *state;
 	struct aiod_ctx *ctx = f->ctx;
 	uint64_t written0 = ctx->st.bytes_written;
-	pthread_t client;
-	int i;
+	struct client_run w = { f, "clip.mxf", 0 };
 
-	assert_non_null(tevent_add_fd(ctx->ev, ctx, f->ready[0], TEVENT_FD_READ, ready_handler, f));
-	assert_int_equal(pthread_create(&client, NULL, wrote_client_main, f), 0);
-	for (i = 0; i < 1000 && !f->client_ready; i++) {
-		loop_once(ctx);
-	}
-	assert_int_equal(pthread_join(client, NULL), 0);
-	assert_true(f->client_ready);
-	assert_int_equal(f->client_error, 0);
+	run_client(f, wrote_client_main, &w);
 	assert_int_equal(ctx->st.bytes_written - written0, BS / 2);	/* reported, counted */
 	assert_int_equal(ctx->st.disk_writes, 0);			/* aiod wrote nothing itself */
 }
@@ -389,63 +430,35 @@ static void test_wrote_drops_stale_blocks(void **state)
  * Write aggregation: a sequential writer's data is pushed to the disk in
  * io_size pieces while a stream is open, and left to the kernel otherwise.
  */
-struct wb_run {
-	struct fixture *f;
-	const char *name;	/* "clip.mxf" is a stream (class *.mxf), "bulk.bin" is not */
-	int error;
-};
-
 static void *writer_main(void *arg)
 {
-	struct wb_run *w = arg;
-	struct fixture *f = w->f;
+	struct client_run *w = arg;
 	TALLOC_CTX *mem = talloc_new(NULL);
 	struct rtio_client *c = NULL;
 	struct rtio_file rf;
 	uint8_t *buf = talloc_zero_size(mem, BS);
 	char path[160];
 	int fd = -1, ret;
-	char byte = 'w';
 
-	snprintf(path, sizeof(path), "%s/%s", f->dir, w->name);
-	ret = buf != NULL ? rtio_client_connect(mem, f->sock, "unit", 5000, &c) : -ENOMEM;
-	if (ret == 0) {
-		fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
-		ret = fd < 0 ? -errno : rtio_client_open(c, fd, w->name, RTIO_OPEN_WRITABLE, &rf);
-	}
+	snprintf(path, sizeof(path), "%s/%s", w->f->dir, w->name);
+	ret = buf == NULL ? -ENOMEM :
+	      client_open(mem, w->f, path, O_CREAT | O_RDWR, w->name, RTIO_OPEN_WRITABLE, &c, &fd,
+			  &rf);
 	for (uint32_t i = 0; ret == 0 && i < 8; i++) {
 		ret = rtio_client_pwrite(c, rf.file_id, buf, BS, (off_t)i * BS) == BS ? 0 : -EIO;
 	}
-	w->error = ret;
-	talloc_free(mem);
-	if (fd >= 0) {
-		close(fd);
-	}
-	if (write(f->ready[1], &byte, 1) != 1) {
-		w->error = -errno;
-	}
+	client_end(w, ret, mem, fd);
 	return NULL;
 }
 
 static uint64_t run_writer(struct fixture *f, const char *name)
 {
-	struct aiod_ctx *ctx = f->ctx;
-	uint64_t wb0 = ctx->st.writebacks;
-	struct wb_run w = { f, name, 0 };
-	pthread_t t;
-	int i;
+	uint64_t wb0 = f->ctx->st.writebacks;
+	struct client_run w = { f, name, 0 };
 
-	f->client_ready = false;
-	assert_non_null(tevent_add_fd(ctx->ev, ctx, f->ready[0], TEVENT_FD_READ, ready_handler, f));
-	assert_int_equal(pthread_create(&t, NULL, writer_main, &w), 0);
-	for (i = 0; i < 1000 && !f->client_ready; i++) {
-		loop_once(ctx);
-	}
-	assert_int_equal(pthread_join(t, NULL), 0);
-	assert_true(f->client_ready);
-	assert_int_equal(w.error, 0);
-	drain(ctx);	/* write-backs done, the closed open (and its reservation) gone */
-	return ctx->st.writebacks - wb0;
+	run_client(f, writer_main, &w);
+	drain(f->ctx);	/* write-backs done, the closed open (and its reservation) gone */
+	return f->ctx->st.writebacks - wb0;
 }
 
 static void test_write_aggregation_only_with_streams(void **state)
@@ -453,11 +466,7 @@ static void test_write_aggregation_only_with_streams(void **state)
 	struct fixture *f = *state;
 	struct aiod_ctx *ctx = f->ctx;
 
-	ctx->cfg->n_classes = 1;
-	ctx->cfg->classes[0].name = "hd";
-	ctx->cfg->classes[0].match = "*.mxf";
-	ctx->cfg->classes[0].bitrate = 100000000;
-	ctx->cfg->classes[0].prebuffer_ms = 1000;
+	use_stream_class(ctx);
 	ctx->cfg->readahead_io_size = 4 * BS;
 
 	/* 8 MiB written sequentially to a stream file: two 4 MiB write-backs. */
@@ -470,34 +479,22 @@ static void test_write_aggregation_only_with_streams(void **state)
 /* A stream's start-up reads cannot have been read ahead: they are not deadline misses. */
 static void *stream_reader_main(void *arg)
 {
-	struct wb_run *w = arg;
-	struct fixture *f = w->f;
+	struct client_run *w = arg;
 	TALLOC_CTX *mem = talloc_new(NULL);
 	struct rtio_client *c = NULL;
 	struct rtio_file rf;
 	uint8_t *buf = talloc_size(mem, BS);
 	int fd = -1, ret;
-	char byte = 'r';
 
-	ret = buf != NULL ? rtio_client_connect(mem, f->sock, "unit", 5000, &c) : -ENOMEM;
-	if (ret == 0) {
-		fd = open(f->path, O_RDONLY | O_CLOEXEC);
-		ret = fd < 0 ? -errno : rtio_client_open(c, fd, w->name, 0, &rf);
-	}
+	ret = buf == NULL ? -ENOMEM :
+	      client_open(mem, w->f, w->f->path, O_RDONLY, w->name, 0, &c, &fd, &rf);
 	if (ret == 0 && rf.bitrate == 0) {
 		ret = -ENOTSUP;	/* not admitted as a stream: the test would prove nothing */
 	}
 	for (uint32_t i = 0; ret == 0 && i < 2; i++) {
 		ret = rtio_client_pread(c, rf.file_id, buf, BS, (off_t)i * BS) == BS ? 0 : -EIO;
 	}
-	w->error = ret;
-	talloc_free(mem);
-	if (fd >= 0) {
-		close(fd);
-	}
-	if (write(f->ready[1], &byte, 1) != 1) {
-		w->error = -errno;
-	}
+	client_end(w, ret, mem, fd);
 	return NULL;
 }
 
@@ -505,23 +502,10 @@ static void test_first_stream_reads_are_not_misses(void **state)
 {
 	struct fixture *f = *state;
 	struct aiod_ctx *ctx = f->ctx;
-	struct wb_run w = { f, "clip.mxf", 0 };
-	pthread_t t;
-	int i;
+	struct client_run w = { f, "clip.mxf", 0 };
 
-	ctx->cfg->n_classes = 1;
-	ctx->cfg->classes[0].name = "hd";
-	ctx->cfg->classes[0].match = "*.mxf";
-	ctx->cfg->classes[0].bitrate = 100000000;
-	ctx->cfg->classes[0].prebuffer_ms = 1000;
-	assert_non_null(tevent_add_fd(ctx->ev, ctx, f->ready[0], TEVENT_FD_READ, ready_handler, f));
-	assert_int_equal(pthread_create(&t, NULL, stream_reader_main, &w), 0);
-	for (i = 0; i < 1000 && !f->client_ready; i++) {
-		loop_once(ctx);
-	}
-	assert_int_equal(pthread_join(t, NULL), 0);
-	assert_true(f->client_ready);
-	assert_int_equal(w.error, 0);
+	use_stream_class(ctx);
+	run_client(f, stream_reader_main, &w);
 	assert_true(ctx->st.cache_misses >= 2);		/* both reads went to the disk */
 	assert_int_equal(ctx->st.deadline_misses, 0);	/* but nothing was read ahead yet */
 }
