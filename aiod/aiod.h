@@ -54,7 +54,6 @@ struct aiod_region {
 	uint32_t block_size;
 	uint32_t nblocks;
 	bool locked;
-	unsigned long long huge_kib;	/* of the region mapped with huge pages */
 };
 
 /* One file, shared by every session that opened it. */

@@ -264,6 +264,12 @@ static void vfs_rtio_aio_submit_sync(struct vfs_rtio_aio *a, struct rtio_client 
 	vfs_rtio_aio_result(a, result);
 }
 
+/* rtio:write = local, and this aiod understands WROTE: smbd writes, aiod is told. */
+static bool vfs_rtio_writes_locally(struct vfs_handle_struct *handle, struct rtio_client *client)
+{
+	return vfs_rtio_write_local(handle) && rtio_client_has_feature(client, RTIO_FEAT_WROTE);
+}
+
 /* Bytes a local write may have changed: all it was asked for when it failed. */
 static size_t vfs_rtio_aio_wrote_len(const struct vfs_rtio_aio *a)
 {
@@ -371,8 +377,7 @@ static void vfs_rtio_aio_submit(struct vfs_rtio_aio *a)
 		vfs_rtio_aio_failover(a, -ENOTCONN);
 		return;
 	}
-	if (a->op == VFS_RTIO_AIO_PWRITE && vfs_rtio_write_local(a->handle) &&
-	    rtio_client_has_feature(client, RTIO_FEAT_WROTE)) {
+	if (a->op == VFS_RTIO_AIO_PWRITE && vfs_rtio_writes_locally(a->handle, client)) {
 		a->write_local = true;
 		vfs_rtio_aio_local(a);	/* then vfs_rtio_aio_notify() */
 		return;
@@ -651,7 +656,7 @@ ssize_t vfs_rtio_pwrite(struct vfs_handle_struct *handle, struct files_struct *f
 		return vfs_rtio_sync_failover(handle, fsp, ext, true, discard_const(data), n,
 					      offset, 0, -ENOTCONN);
 	}
-	if (vfs_rtio_write_local(handle) && rtio_client_has_feature(client, RTIO_FEAT_WROTE)) {
+	if (vfs_rtio_writes_locally(handle, client)) {
 		/* As the async path: smbd writes, then aiod's cache is told (WROTE). */
 		int saved_errno, wrote;
 
