@@ -347,19 +347,27 @@ rt_write_smbconf() {
 EOF
 }
 
+# rt_wait_up PID WHAT LOG SECONDS CMD...: until CMD succeeds, as long as PID lives
+rt_wait_up() {
+	local pid=$1 what=$2 log=$3 secs=$4 n=$(($4 * 10))
+	shift 4
+	until "$@"; do
+		rt_alive "$pid" || rt_die "$what exited at start: $(tail -n 10 "$log")"
+		n=$((n - 1))
+		[ $n -gt 0 ] || rt_die "$what did not come up in $secs s ($*)"
+		sleep 0.1
+	done
+}
+
+rt_listening() { ss -Htln "sport = :$1" | grep -q .; }
+
 # rt_start_smbd LOG
 rt_start_smbd() {
-	local n=200
 	# smbd -F leads a process group of its own: its children are that group
 	smbd -F --debug-stdout -s "$RT_T/smb.conf" -d 1 >> "$1" 2>&1 < /dev/null &
 	RT_SMBD_PID=$!
 	rt_track "$RT_SMBD_PID" smbd
-	until ss -Htln "sport = :$RT_PORT" | grep -q .; do
-		rt_alive "$RT_SMBD_PID" || rt_die "smbd exited at start: $(tail -n 10 "$1")"
-		n=$((n - 1))
-		[ $n -gt 0 ] || rt_die "smbd does not listen on port $RT_PORT after 20 s"
-		sleep 0.1
-	done
+	rt_wait_up "$RT_SMBD_PID" smbd "$1" 20 rt_listening "$RT_PORT"
 }
 
 rt_smbd_group() {
@@ -429,17 +437,11 @@ EOF
 
 # rt_start_aiod LOG
 rt_start_aiod() {
-	local n=300
 	rm -f "$RT_T/aiod/aiod.sock"
 	"$BUILD/aiod" -c "$RT_T/aiod.ini" -F >> "$1" 2>&1 < /dev/null &
 	RT_AIOD_PID=$!
 	rt_track "$RT_AIOD_PID" aiod
-	while [ ! -S "$RT_T/aiod/aiod.sock" ]; do
-		rt_alive "$RT_AIOD_PID" || rt_die "aiod exited at start: $(tail -n 10 "$1")"
-		n=$((n - 1))
-		[ $n -gt 0 ] || rt_die "aiod did not create its socket in 30 s"
-		sleep 0.1
-	done
+	rt_wait_up "$RT_AIOD_PID" aiod "$1" 30 test -S "$RT_T/aiod/aiod.sock"
 }
 
 rt_stop_aiod() {
