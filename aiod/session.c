@@ -345,6 +345,17 @@ static void session_connect(struct aiod_session *s, const struct rtio_connect_re
 	rtio_hdr_init(&rep.hdr, RTIO_OP_CONNECT, sizeof(rep), req->hdr.req_id);
 	rep.hdr.flags = RTIO_F_REPLY;
 	memcpy(s->client, req->client, sizeof(s->client) - 1);
+	if (s->uid != 0) {
+		/*
+		 * The region holds every cached byte of every file: only root, which
+		 * can read the files anyway, may map it. allow_users/allow_groups
+		 * grant monitoring (STATS, FILE_STATS), not data.
+		 */
+		rep.hdr.result = -EACCES;
+		(void)rtio_sock_send(s->sock, &rep, sizeof(rep), NULL, 0);
+		aiod_session_destroy(s, "CONNECT from a non-root user: data sessions need root");
+		return;
+	}
 	if ((pid_t)req->pid != s->pid) {
 		/* SO_PEERCRED is the truth; a different claim is only worth a note. */
 		SESS_WARN(s, "CONNECT claims pid %u", req->pid);
@@ -367,9 +378,9 @@ static void session_connect(struct aiod_session *s, const struct rtio_connect_re
 		aiod_session_destroy(s, "out of memory");
 		return;
 	}
-	fds[2] = ctx->region.fd;
-	rep.session_id = s->id;
 	rep.features = req->features & RTIO_FEAT_ALL;
+	fds[2] = (rep.features & RTIO_FEAT_SHM_WRITE) ? ctx->region.fd : ctx->region.ro_fd;
+	rep.session_id = s->id;
 	rep.shm_size = ctx->region.size;
 	rep.block_size = ctx->region.block_size;
 	rep.max_inflight = session_depth(ctx);
