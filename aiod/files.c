@@ -291,6 +291,12 @@ int aiod_open_add(struct aiod_ctx *ctx, struct aiod_session *s, int fd, const ch
 	if (!S_ISREG(st.st_mode)) {
 		return -EINVAL;
 	}
+	/*
+	 * Changes queued before this OPEN first: they drop stale blocks, and an
+	 * inode that went away (its number maybe reused by this very file) takes
+	 * its record with it before we look the number up.
+	 */
+	aiod_watch_drain(ctx);
 	f = aiod_file_get(ctx, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
 	if (f == NULL) {
 		return -ENOMEM;
@@ -306,8 +312,6 @@ int aiod_open_add(struct aiod_ctx *ctx, struct aiod_session *s, int fd, const ch
 		}
 		return ret;
 	}
-	/* Changes queued before this OPEN drop the blocks first, then the stamp is compared. */
-	aiod_watch_drain(ctx);
 	if (f->mtime_ns >= 0 &&
 	    (f->mtime_ns != ts_ns(&st.st_mtim) || f->ctime_ns != ts_ns(&st.st_ctim) ||
 	     f->size != (uint64_t)st.st_size)) {

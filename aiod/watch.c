@@ -232,9 +232,11 @@ int aiod_watch_add(struct aiod_ctx *ctx, struct aiod_file *f, int fd)
 	uint32_t h;
 	int wd;
 
-	if (f->wd >= 0) {
-		return 0;
-	}
+	/*
+	 * Asked every OPEN, not only the first: the kernel answers with the watch
+	 * this inode already has, and a different answer means the record's
+	 * watch belonged to an earlier inode of the same number (events lost).
+	 */
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	wd = inotify_add_watch(w->fd, path, WATCH_MASK);
 	if (wd < 0) {
@@ -249,6 +251,13 @@ int aiod_watch_add(struct aiod_ctx *ctx, struct aiod_file *f, int fd)
 				  errno == ENOSPC ? "; raise fs.inotify.max_user_watches" : "");
 		}
 		return ret;
+	}
+	if (wd == f->wd) {
+		return 0;
+	}
+	if (f->wd >= 0) {
+		aiod_watch_remove(ctx, f);
+		(void)aiod_cache_truncate(ctx->cache, f->dev, f->ino, 0);
 	}
 	if (watch_lookup(w, wd) != NULL) {
 		/* Another record holds this inode's watch (cannot happen: one record per inode). */
