@@ -5,6 +5,13 @@
  * from the pidfd or the socket, not by polling (the paper polled), and give
  * everything back.
  *
+ * Ending a session gives everything back at once but frees the session
+ * itself only from a tevent immediate: it may end deep inside a handler
+ * that still holds the pointer (a reply that does not fit the reply queue,
+ * found while receiving a batch of requests; a retry of blocked requests
+ * answering another session). Until the immediate runs the dead session is
+ * an empty shell whose dying flag every entry point checks.
+ *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
@@ -30,7 +37,9 @@ struct aiod_session {
 	uid_t uid;
 	char client[32];
 	bool connected;		/* CONNECT done: queues exist */
-	bool dying;
+	bool dying;		/* ended: resources given back, memory freed by reap */
+	bool released;		/* session_release() ran */
+	struct tevent_immediate *reap;	/* frees the session after its handlers returned */
 	int sock;
 	struct tevent_fd *sock_fde;
 	mqd_t reqq, repq;
@@ -116,10 +125,15 @@ void aiod_lease_release(struct aiod_ctx *ctx, struct aiod_lease *l)
 
 /* ---- teardown ---- */
 
-static int session_destructor(struct aiod_session *s)
+/* Give back everything the session holds; its memory stays until the reap. */
+static void session_release(struct aiod_session *s)
 {
 	struct aiod_ctx *ctx = s->ctx;
 
+	if (s->released) {
+		return;
+	}
+	s->released = true;
 	/* Requests still in the engine finish on their own but reply to nobody. */
 	while (s->reqs != NULL) {
 		struct aiod_req *r = s->reqs;
@@ -137,17 +151,22 @@ static int session_destructor(struct aiod_session *s)
 	TALLOC_FREE(s->sock_fde);
 	TALLOC_FREE(s->reqq_fde);
 	TALLOC_FREE(s->pidfd_fde);
+	TALLOC_FREE(s->handshake_timer);
 	if (s->sock >= 0) {
 		close(s->sock);
+		s->sock = -1;
 	}
 	if (s->reqq != (mqd_t)-1) {
 		mq_close(s->reqq);
+		s->reqq = (mqd_t)-1;
 	}
 	if (s->repq != (mqd_t)-1) {
 		mq_close(s->repq);
+		s->repq = (mqd_t)-1;
 	}
 	if (s->pidfd >= 0) {
 		close(s->pidfd);
+		s->pidfd = -1;
 	}
 	if (s->prev != NULL) {
 		s->prev->next = s->next;
@@ -157,8 +176,23 @@ static int session_destructor(struct aiod_session *s)
 	if (s->next != NULL) {
 		s->next->prev = s->prev;
 	}
+	s->prev = s->next = NULL;
 	ctx->nsessions--;
+}
+
+/* Freed directly (start-up failure, aiod's own teardown): release first. */
+static int session_destructor(struct aiod_session *s)
+{
+	session_release(s);
 	return 0;
+}
+
+static void session_reap(struct tevent_context *ev, struct tevent_immediate *im,
+			 void *private_data)
+{
+	(void)ev;
+	(void)im;
+	talloc_free(private_data);
 }
 
 void aiod_session_destroy(struct aiod_session *s, const char *why)
@@ -168,7 +202,8 @@ void aiod_session_destroy(struct aiod_session *s, const char *why)
 	}
 	s->dying = true;
 	SESS_INFO(s, "closed: %s", why);
-	talloc_free(s);
+	session_release(s);
+	tevent_schedule_immediate(s->reap, s->ctx->ev, session_reap, s);
 }
 
 /* ---- requests in flight ---- */
@@ -459,8 +494,12 @@ static void session_handshake_timeout(struct tevent_context *ev, struct tevent_t
 
 int aiod_session_control_reply(struct aiod_session *s, const void *msg, size_t len)
 {
-	int ret = rtio_sock_send(s->sock, msg, len, NULL, 0);
+	int ret;
 
+	if (s->dying) {
+		return -ENOTCONN;
+	}
+	ret = rtio_sock_send(s->sock, msg, len, NULL, 0);
 	if (ret != 0) {
 		aiod_session_destroy(s, "control reply failed");
 	}
@@ -499,7 +538,9 @@ struct aiod_session *aiod_session_create(struct aiod_ctx *ctx, int sock, pid_t p
 	s->sock_fde = tevent_add_fd(ctx->ev, s, sock, TEVENT_FD_READ, session_sock_ready, s);
 	s->handshake_timer = tevent_add_timer(ctx->ev, s, tevent_timeval_current_ofs(5, 0),
 					      session_handshake_timeout, s);
-	if (s->sock_fde == NULL || s->handshake_timer == NULL) {
+	/* Made now, so that ending the session later never needs memory. */
+	s->reap = tevent_create_immediate(s);
+	if (s->sock_fde == NULL || s->handshake_timer == NULL || s->reap == NULL) {
 		s->sock = -1;	/* the caller closes it */
 		talloc_free(s);
 		return NULL;

@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <mqueue.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -33,6 +34,7 @@
 #include "aiod.h"
 #include "log.h"
 #include "rtio_client.h"
+#include "rtio_sock.h"
 
 #define BS        (1u << 20)
 #define FILE_SIZE (8u * BS)
@@ -76,7 +78,137 @@ struct client_run {
 	struct fixture *f;
 	const char *name;	/* share-relative name: "clip.mxf" is a stream (class *.mxf) */
 	int error;
+	uint16_t opcode;	/* what a flooding client floods with */
 };
+
+/*
+ * A client that speaks the protocol by hand, to break the rules the client
+ * library keeps (never more requests out than the reply queue holds).
+ */
+struct raw_client {
+	int sock;
+	mqd_t reqq, repq;
+	int shm;
+};
+
+static void raw_close(struct raw_client *r)
+{
+	if (r->sock >= 0) {
+		close(r->sock);
+	}
+	if (r->reqq != (mqd_t)-1) {
+		mq_close(r->reqq);
+	}
+	if (r->repq != (mqd_t)-1) {
+		mq_close(r->repq);
+	}
+	if (r->shm >= 0) {
+		close(r->shm);
+	}
+}
+
+/* One control round trip: the reply's result, or -errno when none came. */
+static int raw_control(struct raw_client *r, void *req, size_t len, const int *fds,
+		       unsigned nfds, union rtio_msg *rep)
+{
+	ssize_t n;
+
+	if (rtio_sock_send(r->sock, req, len, fds, nfds) != 0) {
+		return -EPIPE;
+	}
+	n = rtio_sock_recv(r->sock, rep, sizeof(*rep), NULL, NULL, 5000);
+	if (n <= 0) {
+		return n == 0 ? -ECONNRESET : (int)n;
+	}
+	return rtio_msg_verify(rep, (size_t)n, 1) == 0 ? rep->hdr.result : -EPROTO;
+}
+
+/* Connect and say CONNECT; the reply's result. */
+static int raw_connect(const struct fixture *f, struct raw_client *r)
+{
+	struct rtio_connect_req req;
+	union rtio_msg rep;
+	int fds[3];
+	unsigned nfds = 3;
+	struct mq_attr attr = { .mq_flags = 0 };
+	ssize_t n;
+
+	r->reqq = r->repq = (mqd_t)-1;
+	r->shm = -1;
+	r->sock = rtio_sock_connect(f->sock, 1000);
+	if (r->sock < 0) {
+		return r->sock;
+	}
+	memset(&req, 0, sizeof(req));
+	rtio_hdr_init(&req.hdr, RTIO_OP_CONNECT, sizeof(req), 1);
+	req.pid = (uint32_t)getpid();
+	snprintf(req.client, sizeof(req.client), "raw");
+	if (rtio_sock_send(r->sock, &req, sizeof(req), NULL, 0) != 0) {
+		return -EPIPE;
+	}
+	n = rtio_sock_recv(r->sock, &rep, sizeof(rep), fds, &nfds, 5000);
+	if (n <= 0) {
+		return n == 0 ? -ECONNRESET : (int)n;
+	}
+	if (rtio_msg_verify(&rep, (size_t)n, 1) != 0 || rep.hdr.opcode != RTIO_OP_CONNECT) {
+		return -EPROTO;
+	}
+	if (rep.hdr.result != 0 || nfds != 3) {
+		for (unsigned i = 0; i < nfds; i++) {
+			close(fds[i]);
+		}
+		return rep.hdr.result != 0 ? rep.hdr.result : -EPROTO;
+	}
+	r->reqq = fds[0];
+	r->repq = fds[1];
+	r->shm = fds[2];
+	/* Replies are waited for with a timeout: the reply end must block. */
+	return mq_setattr(r->repq, &attr, NULL) == 0 ? 0 : -errno;
+}
+
+/* Register fd; its file id in *id. */
+static int raw_open(struct raw_client *r, int fd, uint64_t *id)
+{
+	struct rtio_open_req req;
+	union rtio_msg rep;
+	int ret;
+
+	memset(&req, 0, sizeof(req));
+	rtio_hdr_init(&req.hdr, RTIO_OP_OPEN, sizeof(req), 2);
+	snprintf(req.name, sizeof(req.name), "raw.bin");
+	ret = raw_control(r, &req, sizeof(req), &fd, 1, &rep);
+	*id = rep.open_rep.file_id;
+	return ret;
+}
+
+static int raw_send(struct raw_client *r, uint16_t opcode, uint64_t req_id, uint64_t file_id,
+		    uint64_t off, uint32_t len, int timeout_ms)
+{
+	struct rtio_io_req io;
+	struct timespec ts;
+
+	memset(&io, 0, sizeof(io));
+	rtio_hdr_init(&io.hdr, opcode, sizeof(io), req_id);
+	io.file_id = file_id;
+	io.offset = off;
+	io.length = len;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += (long)timeout_ms * 1000000;
+	ts.tv_sec += ts.tv_nsec / 1000000000;
+	ts.tv_nsec %= 1000000000;
+	return mq_timedsend(r->reqq, (const char *)&io, sizeof(io), 0, &ts) == 0 ? 0 : -errno;
+}
+
+static int raw_reply(struct raw_client *r, union rtio_msg *rep)
+{
+	struct timespec ts;
+	ssize_t n;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 5;
+	n = mq_timedreceive(r->repq, (char *)rep, sizeof(*rep), NULL, &ts);
+	return n < 0 ? -errno : 0;
+}
 
 /* Connect, open path and register it with aiod under name; 0 or -errno. */
 static int client_open(TALLOC_CTX *mem, const struct fixture *f, const char *path, int oflags,
@@ -419,7 +551,7 @@ static void test_wrote_drops_stale_blocks(void **state)
 	struct fixture *f = *state;
 	struct aiod_ctx *ctx = f->ctx;
 	uint64_t written0 = ctx->st.bytes_written;
-	struct client_run w = { f, "clip.mxf", 0 };
+	struct client_run w = { .f = f, .name = "clip.mxf" };
 
 	run_client(f, wrote_client_main, &w);
 	assert_int_equal(ctx->st.bytes_written - written0, BS / 2);	/* reported, counted */
@@ -454,7 +586,7 @@ static void *writer_main(void *arg)
 static uint64_t run_writer(struct fixture *f, const char *name)
 {
 	uint64_t wb0 = f->ctx->st.writebacks;
-	struct client_run w = { f, name, 0 };
+	struct client_run w = { .f = f, .name = name };
 
 	run_client(f, writer_main, &w);
 	drain(f->ctx);	/* write-backs done, the closed open (and its reservation) gone */
@@ -502,7 +634,7 @@ static void test_first_stream_reads_are_not_misses(void **state)
 {
 	struct fixture *f = *state;
 	struct aiod_ctx *ctx = f->ctx;
-	struct client_run w = { f, "clip.mxf", 0 };
+	struct client_run w = { .f = f, .name = "clip.mxf" };
 
 	use_stream_class(ctx);
 	run_client(f, stream_reader_main, &w);
@@ -510,7 +642,85 @@ static void test_first_stream_reads_are_not_misses(void **state)
 	assert_int_equal(ctx->st.deadline_misses, 0);	/* but nothing was read ahead yet */
 }
 
-int main(void)
+/*
+ * A client that sends requests and never collects the answers: more than its
+ * reply queue holds. aiod must end the session (the client broke the rules)
+ * from inside its receive loop, and nothing may touch the session after.
+ */
+static void *flood_client_main(void *arg)
+{
+	struct client_run *w = arg;
+	struct raw_client r;
+	union rtio_msg rep;
+	uint64_t id = 0;
+	int fd = -1, ret;
+
+	ret = raw_connect(w->f, &r);
+	if (ret == 0) {
+		fd = open(w->f->path, O_RDWR | O_CLOEXEC);
+		ret = fd < 0 ? -errno : raw_open(&r, fd, &id);
+	}
+	/* Reads: make the block cached first, so every flooding READ0 is answered at once. */
+	if (ret == 0 && w->opcode == RTIO_OP_READ0) {
+		ret = raw_send(&r, RTIO_OP_READ0, 1, id, 0, 4096, 1000);
+		if (ret == 0) {
+			ret = raw_reply(&r, &rep);
+		}
+		if (ret == 0) {
+			ret = rep.hdr.result == 4096 ? 0 : -EIO;
+		}
+		if (ret == 0) {
+			struct rtio_release_req rel;
+
+			memset(&rel, 0, sizeof(rel));
+			rtio_hdr_init(&rel.hdr, RTIO_OP_READ1, sizeof(rel), 0);
+			rel.token = rep.io_rep.token;
+			ret = mq_send(r.reqq, (const char *)&rel, sizeof(rel), 0) == 0 ? 0 : -errno;
+		}
+	}
+	/* Until aiod stops taking requests: it closed the session, the queue filled up. */
+	for (uint64_t i = 2; ret == 0 && i < 200; i++) {
+		ret = raw_send(&r, w->opcode, i, id, 0, 4096, 200);
+		if (ret == -ETIMEDOUT) {
+			ret = 0;
+			break;
+		}
+	}
+	/* The session is over: aiod closed the socket. */
+	if (ret == 0) {
+		ssize_t n = rtio_sock_recv(r.sock, &rep, sizeof(rep), NULL, NULL, 5000);
+		ret = n == 0 ? 0 : (n < 0 ? (int)n : -EPROTO);
+	}
+	raw_close(&r);
+	client_end(w, ret, NULL, fd);
+	return NULL;
+}
+
+static void flood(struct fixture *f, uint16_t opcode)
+{
+	struct aiod_ctx *ctx = f->ctx;
+	struct client_run w = { .f = f, .name = "raw.bin", .opcode = opcode };
+
+	run_client(f, flood_client_main, &w);
+	drain(ctx);
+	assert_int_equal(ctx->nsessions, 0);
+	assert_null(ctx->sessions);
+	assert_int_equal(pinned_blocks(ctx->cache), 0);
+	assert_int_equal(ctx->cache->pinned, 0);
+}
+
+static void test_session_flood_wrote_unread_replies(void **state)
+{
+	flood(*state, RTIO_OP_WROTE);
+}
+
+static void test_session_flood_read0_unread_replies(void **state)
+{
+	flood(*state, RTIO_OP_READ0);
+}
+
+/* One argument: a pattern of the tests to run (cmocka's filter, e.g. '*flood*'). */
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_session_teardown_releases_everything, setup,
@@ -520,7 +730,14 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_first_stream_reads_are_not_misses, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_session_flood_wrote_unread_replies, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_session_flood_read0_unread_replies, setup,
+						teardown),
 	};
 
+	if (argc > 1) {
+		cmocka_set_test_filter(argv[1]);
+	}
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
