@@ -32,6 +32,7 @@
 #include "cache.h"
 #include "config.h"
 #include "engine.h"
+#include "log.h"
 #include "rtio_proto.h"
 
 struct aiod_session;
@@ -129,6 +130,10 @@ struct aiod_ctx {
 	struct aiod_engine *engine;
 	int listen_fd;
 	struct tevent_fd *listen_fde;
+	struct tevent_timer *listen_backoff;	/* accepting paused: out of descriptors */
+	struct aiod_ratelimit accept_log;	/* accept() failing */
+	struct aiod_ratelimit refuse_log;	/* clients turned away at accept */
+	struct aiod_ratelimit resource_log;	/* sessions short of descriptors or queues */
 	struct aiod_session *sessions;
 	uint32_t nsessions;
 	uint32_t next_session_id;

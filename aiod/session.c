@@ -337,20 +337,21 @@ static int session_make_queues(struct aiod_session *s, int fds[2])
 	s->reqq = mq_open(req_name, O_CREAT | O_EXCL | O_RDONLY | O_NONBLOCK, 0600, &req_attr);
 	if (s->reqq == (mqd_t)-1) {
 		ret = -errno;
-		SESS_WARN(s, "creating request queue: %s", strerror(errno));
+		SESS_WARN_RL(&s->ctx->resource_log, s, "creating request queue: %s", strerror(errno));
 		return ret;
 	}
 	s->repq = mq_open(rep_name, O_CREAT | O_EXCL | O_WRONLY | O_NONBLOCK, 0600, &rep_attr);
 	if (s->repq == (mqd_t)-1) {
 		ret = -errno;
-		SESS_WARN(s, "creating reply queue: %s", strerror(errno));
+		SESS_WARN_RL(&s->ctx->resource_log, s, "creating reply queue: %s", strerror(errno));
 		goto out;
 	}
 	fds[0] = mq_open(req_name, O_WRONLY);
 	fds[1] = mq_open(rep_name, O_RDONLY | O_NONBLOCK);
 	if (fds[0] < 0 || fds[1] < 0) {
 		ret = -errno;
-		SESS_WARN(s, "opening client ends of the queues: %s", strerror(errno));
+		SESS_WARN_RL(&s->ctx->resource_log, s, "opening client ends of the queues: %s",
+			     strerror(errno));
 	}
 out:
 	/* Names go right away: only descriptors passed over the socket reach the queues. */
@@ -530,7 +531,8 @@ struct aiod_session *aiod_session_create(struct aiod_ctx *ctx, int sock, pid_t p
 	s->sock = sock;
 	s->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 	if (s->pidfd < 0) {
-		SESS_WARN(s, "pidfd_open: %s; relying on the socket to see it go", strerror(errno));
+		SESS_WARN_RL(&ctx->resource_log, s, "pidfd_open: %s; relying on the socket to see it "
+			     "go", strerror(errno));
 	} else {
 		s->pidfd_fde = tevent_add_fd(ctx->ev, s, s->pidfd, TEVENT_FD_READ,
 					     session_pidfd_ready, s);

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -62,6 +63,22 @@ static unsigned count_fds(void)
 	assert_non_null(d);
 	while ((e = readdir(d)) != NULL) {
 		n += e->d_name[0] != '.';
+	}
+	closedir(d);
+	return n;
+}
+
+static int highest_fd(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+	struct dirent *e;
+
+	assert_non_null(d);
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] != '.' && atoi(e->d_name) > n) {
+			n = atoi(e->d_name);
+		}
 	}
 	closedir(d);
 	return n;
@@ -719,6 +736,57 @@ static void test_session_flood_read0_unread_replies(void **state)
 	flood(*state, RTIO_OP_READ0);
 }
 
+/*
+ * aiod out of descriptors with a client waiting to be accepted: accept()
+ * fails with EMFILE for as long as that lasts. The loop must not spin on the
+ * listening socket meanwhile, and the client gets in once descriptors are
+ * back.
+ */
+static void test_listener_backs_off_when_out_of_descriptors(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_ctx *ctx = f->ctx;
+	struct rlimit saved, low;
+	int fill[512], nfill = 0, client, fd, fill_err;
+	unsigned turns = 0;
+	uint64_t t0;
+
+	client = rtio_sock_connect(f->sock, 1000);	/* waits in the backlog */
+	assert_true(client >= 0);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+	low = saved;
+	if (low.rlim_cur > (rlim_t)highest_fd() + 128) {
+		low.rlim_cur = (rlim_t)highest_fd() + 128;
+	}
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	while (nfill < (int)(sizeof(fill) / sizeof(fill[0])) && (fd = dup(client)) >= 0) {
+		fill[nfill++] = fd;
+	}
+	fill_err = errno;
+	t0 = aiod_now_ns();
+	while (aiod_now_ns() - t0 < 300000000ull) {
+		loop_once(ctx);
+		turns++;
+	}
+	while (nfill > 0) {
+		close(fill[--nfill]);
+	}
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+	assert_int_equal(fill_err, EMFILE);
+	/* 20 ms ticks and a back-off timer: a few dozen turns, not a busy loop. */
+	assert_true(turns < 100);
+	assert_int_equal(ctx->nsessions, 0);
+	for (int i = 0; i < 50 && ctx->nsessions == 0; i++) {
+		loop_once(ctx);
+	}
+	assert_int_equal(ctx->nsessions, 1);
+	close(client);
+	for (int i = 0; i < 50 && ctx->nsessions > 0; i++) {
+		loop_once(ctx);
+	}
+	assert_int_equal(ctx->nsessions, 0);
+}
+
 /* One argument: a pattern of the tests to run (cmocka's filter, e.g. '*flood*'). */
 int main(int argc, char **argv)
 {
@@ -733,6 +801,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_session_flood_wrote_unread_replies, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_session_flood_read0_unread_replies, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_listener_backs_off_when_out_of_descriptors, setup,
 						teardown),
 	};
 
