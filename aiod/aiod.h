@@ -193,9 +193,13 @@ void aiod_open_close(struct aiod_ctx *ctx, struct aiod_session *s, struct aiod_o
 void aiod_open_busy(struct aiod_open *o);
 void aiod_open_idle(struct aiod_ctx *ctx, struct aiod_open *o);
 
-/* control.c: one control message from a session's socket. */
+/*
+ * control.c: one control message from a session's socket, with the nfds
+ * descriptors it carried; fd_err is -EMFILE when it carried some that aiod,
+ * out of descriptors, could not take (0 otherwise).
+ */
 void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union rtio_msg *m,
-			 size_t len, int *fds, unsigned nfds);
+			 size_t len, int *fds, unsigned nfds, int fd_err);
 
 /* dataplane.c */
 void aiod_data_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union rtio_msg *m,

@@ -46,6 +46,9 @@ static const struct key_desc keys[] = {
 	  "0 errors, 1 warnings, 2 notices, 3 info, 4 debug." },
 	{ "global", "max_sessions", K_INT, OFF(max_sessions), "1024", 1, 65536, true,
 	  "Most concurrent client sessions (one per smbd process)." },
+	{ "global", "max_opens_per_session", K_INT, OFF(max_opens_per_session), "1024", 1, 1048576,
+	  true, "Most files one session may have registered at once; more are refused with EMFILE "
+	  "and smbd does their I/O itself." },
 	{ "cache", "size", K_SIZE, OFF(cache_size), "256M", 16ull << 20, 64ull << 30, false,
 	  "Shared buffer cache size (locked in memory)." },
 	{ "cache", "block_size", K_SIZE, OFF(block_size), "1M", 64ull << 10, 16ull << 20, false,

@@ -34,6 +34,7 @@ struct aiod_config {
 	unsigned n_allow_gids;
 	int log_level;
 	uint32_t max_sessions;
+	uint32_t max_opens_per_session;
 	/* [cache] */
 	uint64_t cache_size;
 	uint32_t block_size;

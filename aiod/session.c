@@ -441,13 +441,14 @@ static void session_sock_ready(struct tevent_context *ev, struct tevent_fd *fde,
 	union rtio_msg m;
 	int fds[RTIO_SOCK_MAX_FDS];
 	unsigned nfds = RTIO_SOCK_MAX_FDS;
+	bool fds_lost = false;
 	ssize_t n;
 	int ret;
 
 	(void)ev;
 	(void)fde;
 	(void)flags;
-	n = rtio_sock_recv(s->sock, &m, sizeof(m), fds, &nfds, 0);
+	n = rtio_sock_recv_lossy(s->sock, &m, sizeof(m), fds, &nfds, 0, &fds_lost);
 	if (n == -ETIMEDOUT || n == -EAGAIN) {
 		return;
 	}
@@ -478,7 +479,7 @@ static void session_sock_ready(struct tevent_context *ev, struct tevent_fd *fde,
 		session_connect(s, &m.connect_req);
 		return;
 	}
-	aiod_control_handle(s->ctx, s, &m, (size_t)n, fds, nfds);
+	aiod_control_handle(s->ctx, s, &m, (size_t)n, fds, nfds, fds_lost ? -EMFILE : 0);
 }
 
 static void session_handshake_timeout(struct tevent_context *ev, struct tevent_timer *te,

@@ -787,6 +787,119 @@ static void test_listener_backs_off_when_out_of_descriptors(void **state)
 	assert_int_equal(ctx->nsessions, 0);
 }
 
+/*
+ * OPEN beyond [global] max_opens_per_session, and OPEN while aiod cannot
+ * take the descriptor (it is out of descriptors): EMFILE, the session lives
+ * on (the module does that file's I/O itself). OPEN of an O_APPEND
+ * descriptor: EINVAL (aiod's writes at an offset would land at the end).
+ */
+struct open_limits_run {
+	struct client_run w;
+	int cap_result;		/* the OPEN beyond the cap */
+	int append_result;
+	int lost_result;	/* the OPEN whose descriptor aiod could not take */
+	int after_result;	/* an OPEN once aiod has descriptors again */
+};
+
+static void *open_limits_main(void *arg)
+{
+	struct open_limits_run *o = arg;
+	struct fixture *f = o->w.f;
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct rtio_client *c = NULL;
+	struct rtio_file rf[4];
+	int fd = -1, afd = -1, ret;
+	char byte = 'r';
+
+	ret = client_open(mem, f, f->path, O_RDONLY, o->w.name, 0, &c, &fd, &rf[0]);
+	for (int i = 1; ret == 0 && i < 3; i++) {
+		ret = rtio_client_open(c, fd, o->w.name, 0, &rf[i]);
+	}
+	if (ret == 0) {
+		o->cap_result = rtio_client_open(c, fd, o->w.name, 0, &rf[3]);
+		ret = rtio_client_close(c, rf[2].file_id);
+	}
+	if (ret == 0) {
+		afd = open(f->path, O_WRONLY | O_APPEND | O_CLOEXEC);
+		ret = afd < 0 ? -errno : 0;
+	}
+	if (ret == 0) {
+		o->append_result = rtio_client_open(c, afd, o->w.name, RTIO_OPEN_WRITABLE, &rf[2]);
+	}
+	/* Let the test take every descriptor aiod could use, then try one more OPEN. */
+	if (ret == 0 && write(f->ready[1], &byte, 1) != 1) {
+		ret = -errno;
+	}
+	if (ret == 0 && read(f->finish[0], &byte, 1) != 1) {
+		ret = -errno;
+	}
+	if (ret == 0) {
+		o->lost_result = rtio_client_open(c, fd, o->w.name, 0, &rf[2]);
+		if (write(f->ready[1], &byte, 1) != 1 || read(f->finish[0], &byte, 1) != 1) {
+			ret = -errno;
+		}
+	}
+	if (ret == 0) {
+		o->after_result = rtio_client_open(c, fd, o->w.name, 0, &rf[2]);
+	}
+	if (afd >= 0) {
+		close(afd);
+	}
+	client_end(&o->w, ret, mem, fd);
+	return NULL;
+}
+
+/* Run aiod's loop until the client thread wrote to the ready pipe. */
+static void wait_client(struct fixture *f)
+{
+	f->client_ready = false;
+	assert_non_null(tevent_add_fd(f->ctx->ev, f->ctx, f->ready[0], TEVENT_FD_READ,
+				      ready_handler, f));
+	for (int i = 0; i < 1000 && !f->client_ready; i++) {
+		loop_once(f->ctx);
+	}
+	assert_true(f->client_ready);
+}
+
+static void test_control_open_limits(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_ctx *ctx = f->ctx;
+	struct open_limits_run o = { .w = { .f = f, .name = "bulk.bin" } };
+	struct rlimit saved, low;
+	int fill[512], nfill = 0, fd;
+	char byte = 'g';
+	pthread_t t;
+
+	ctx->cfg->max_opens_per_session = 3;
+	assert_int_equal(pthread_create(&t, NULL, open_limits_main, &o), 0);
+	wait_client(f);
+	/* Every descriptor taken: the next OPEN's descriptor cannot reach aiod. */
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+	low = saved;
+	if (low.rlim_cur > (rlim_t)highest_fd() + 128) {
+		low.rlim_cur = (rlim_t)highest_fd() + 128;
+	}
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	while (nfill < (int)(sizeof(fill) / sizeof(fill[0])) && (fd = dup(0)) >= 0) {
+		fill[nfill++] = fd;
+	}
+	assert_int_equal(write(f->finish[1], &byte, 1), 1);
+	wait_client(f);
+	while (nfill > 0) {
+		close(fill[--nfill]);
+	}
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+	assert_int_equal(write(f->finish[1], &byte, 1), 1);
+	wait_client(f);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(o.w.error, 0);
+	assert_int_equal(o.cap_result, -EMFILE);
+	assert_int_equal(o.append_result, -EINVAL);
+	assert_int_equal(o.lost_result, -EMFILE);
+	assert_int_equal(o.after_result, 0);
+}
+
 /* One argument: a pattern of the tests to run (cmocka's filter, e.g. '*flood*'). */
 int main(int argc, char **argv)
 {
@@ -804,6 +917,7 @@ int main(int argc, char **argv)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_listener_backs_off_when_out_of_descriptors, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_control_open_limits, setup, teardown),
 	};
 
 	if (argc > 1) {
