@@ -37,6 +37,7 @@
 
 struct aiod_session;
 struct aiod_req;
+struct aiod_known;
 
 /*
  * Requests are dataplane.c's; a session only keeps a list of its requests in
@@ -134,6 +135,8 @@ struct aiod_ctx {
 	struct aiod_ratelimit accept_log;	/* accept() failing */
 	struct aiod_ratelimit refuse_log;	/* clients turned away at accept */
 	struct aiod_ratelimit resource_log;	/* sessions short of descriptors or queues */
+	struct aiod_known *known_ended;	/* files of ended sessions, for their process's next one */
+	uint32_t nknown_ended;
 	struct aiod_session *sessions;
 	uint32_t nsessions;
 	uint32_t next_session_id;
@@ -176,6 +179,10 @@ struct aiod_open **aiod_session_opens(struct aiod_session *s);
 struct aiod_session *aiod_session_next(struct aiod_session *s);
 int aiod_session_sock(const struct aiod_session *s);
 uint64_t aiod_session_next_file_id(struct aiod_session *s);
+/* s registered (dev, ino): from now on it may UNLINK it. */
+void aiod_session_note_file(struct aiod_session *s, uint64_t dev, uint64_t ino);
+/* Whether s has (dev, ino) open or registered it before (in its process's earlier sessions too). */
+bool aiod_session_may_unlink(struct aiod_session *s, uint64_t dev, uint64_t ino);
 /* A request of this session started / finished (teardown must detach the ones in flight). */
 void aiod_session_req_add(struct aiod_session *s, struct aiod_req *r);
 void aiod_session_req_remove(struct aiod_session *s, struct aiod_req *r);

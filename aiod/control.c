@@ -152,6 +152,7 @@ void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const uni
 			goto reply;
 		}
 		nfds = 0;	/* the open owns the descriptor now */
+		aiod_session_note_file(s, o->file->dev, o->file->ino);
 		rep.open_rep.file_id = o->id;
 		rep.open_rep.dev = o->file->dev;
 		rep.open_rep.ino = o->file->ino;
@@ -201,6 +202,11 @@ void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const uni
 					    m->invalidate_req.offset, m->invalidate_req.length);
 		break;
 	case RTIO_OP_UNLINK:
+		/* It drops every cached block of the file: only for whoever had the file. */
+		if (!aiod_session_may_unlink(s, m->unlink_req.dev, m->unlink_req.ino)) {
+			ret = -EPERM;
+			break;
+		}
 		aiod_file_forget(ctx, m->unlink_req.dev, m->unlink_req.ino);
 		break;
 	case RTIO_OP_STATS:

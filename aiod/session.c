@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <mqueue.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -53,6 +54,29 @@ struct aiod_session {
 	uint32_t nleases;
 	struct aiod_req *reqs;	/* data requests in flight, see dataplane.c */
 	uint64_t protocol_errors;
+	struct aiod_known *known;	/* files it registered, NULL until the first */
+};
+
+/*
+ * The files (dev, ino) a client process registered, the latest
+ * AIOD_KNOWN_FILES of them: UNLINK drops every cached block of a file, so a
+ * session may ask it only for a file it has open or had open, not for any
+ * file another user's smbd is reading. A session that ends while its process
+ * lives on (aiod dropped it: a timeout, a full queue) leaves its record in
+ * the context for the process's next session: that one tells aiod about the
+ * files removed or written while it was away (vfs_rtio's stale list).
+ */
+#define AIOD_KNOWN_FILES 256
+#define AIOD_KNOWN_KEEP  64	/* records of ended sessions kept, the newest */
+
+struct aiod_known {
+	struct aiod_known *next;	/* in ctx->known_ended, newest first */
+	pid_t pid;
+	uint32_t n;			/* entries in use */
+	uint32_t oldest;		/* overwritten next once all are in use */
+	struct {
+		uint64_t dev, ino;
+	} f[AIOD_KNOWN_FILES];
 };
 
 uint32_t aiod_session_id(const struct aiod_session *s)
@@ -121,6 +145,108 @@ void aiod_lease_release(struct aiod_ctx *ctx, struct aiod_lease *l)
 	}
 	memset(l, 0, sizeof(*l));
 	aiod_data_retry_blocked(ctx);
+}
+
+/* ---- files the session may UNLINK ---- */
+
+static bool known_has(const struct aiod_known *k, uint64_t dev, uint64_t ino)
+{
+	for (uint32_t i = 0; k != NULL && i < k->n; i++) {
+		if (k->f[i].dev == dev && k->f[i].ino == ino) {
+			return true;
+		}
+	}
+	return false;
+}
+
+void aiod_session_note_file(struct aiod_session *s, uint64_t dev, uint64_t ino)
+{
+	struct aiod_known *k = s->known;
+
+	if (known_has(k, dev, ino)) {
+		return;
+	}
+	if (k == NULL) {
+		k = s->known = talloc_zero(s, struct aiod_known);
+		if (k == NULL) {
+			return;	/* it may UNLINK only what it has open: no worse than that */
+		}
+		k->pid = s->pid;
+	}
+	if (k->n < AIOD_KNOWN_FILES) {
+		k->f[k->n].dev = dev;
+		k->f[k->n].ino = ino;
+		k->n++;
+		return;
+	}
+	k->f[k->oldest].dev = dev;
+	k->f[k->oldest].ino = ino;
+	k->oldest = (k->oldest + 1) % AIOD_KNOWN_FILES;
+}
+
+bool aiod_session_may_unlink(struct aiod_session *s, uint64_t dev, uint64_t ino)
+{
+	for (struct aiod_open *o = s->opens; o != NULL; o = o->next) {
+		if (o->file->dev == dev && o->file->ino == ino) {
+			return true;
+		}
+	}
+	return known_has(s->known, dev, ino);
+}
+
+/* A new session of a process that had others: it may UNLINK what they registered. */
+static void known_adopt(struct aiod_session *s)
+{
+	struct aiod_ctx *ctx = s->ctx;
+	struct aiod_known **pp = &ctx->known_ended;
+
+	while (*pp != NULL) {
+		struct aiod_known *k = *pp;
+
+		if (k->pid != s->pid) {
+			pp = &k->next;
+			continue;
+		}
+		*pp = k->next;
+		ctx->nknown_ended--;
+		for (uint32_t i = 0; i < k->n; i++) {
+			uint32_t j = (k->oldest + i) % k->n;	/* oldest first: the newest survive */
+			aiod_session_note_file(s, k->f[j].dev, k->f[j].ino);
+		}
+		talloc_free(k);
+	}
+}
+
+/* Whether the client process is gone (its pidfd is readable): nobody to keep a record for. */
+static bool session_client_exited(const struct aiod_session *s)
+{
+	struct pollfd p = { .fd = s->pidfd, .events = POLLIN };
+
+	return s->pidfd >= 0 && poll(&p, 1, 0) > 0;
+}
+
+/* s ends while aiod runs on: keep its record for its process's next session. */
+static void known_keep(struct aiod_session *s)
+{
+	struct aiod_ctx *ctx = s->ctx;
+	struct aiod_known *k = s->known;
+
+	if (k == NULL || session_client_exited(s)) {
+		return;
+	}
+	s->known = NULL;
+	(void)talloc_steal(ctx, k);
+	k->next = ctx->known_ended;
+	ctx->known_ended = k;
+	if (++ctx->nknown_ended > AIOD_KNOWN_KEEP) {
+		struct aiod_known **pp = &ctx->known_ended;
+
+		while ((*pp)->next != NULL) {
+			pp = &(*pp)->next;
+		}
+		TALLOC_FREE(*pp);
+		ctx->nknown_ended--;
+	}
 }
 
 /* ---- teardown ---- */
@@ -202,6 +328,7 @@ void aiod_session_destroy(struct aiod_session *s, const char *why)
 	}
 	s->dying = true;
 	SESS_INFO(s, "closed: %s", why);
+	known_keep(s);
 	session_release(s);
 	tevent_schedule_immediate(s->reap, s->ctx->ev, session_reap, s);
 }
@@ -418,6 +545,7 @@ static void session_connect(struct aiod_session *s, const struct rtio_connect_re
 		return;
 	}
 	s->connected = true;
+	known_adopt(s);
 	TALLOC_FREE(s->handshake_timer);
 	ctx->st.sessions_total++;
 	SESS_INFO(s, "connected (%s, uid %u)", s->client, (unsigned)s->uid);

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -900,6 +901,116 @@ static void test_control_open_limits(void **state)
 	assert_int_equal(o.after_result, 0);
 }
 
+/*
+ * UNLINK drops every cached block of a (dev, ino): only for a session that
+ * has the file open or had it earlier (its process's earlier sessions
+ * included), not for anyone's cache.
+ */
+struct unlink_run {
+	struct client_run w;
+	uint64_t dev, ino;	/* a file another session has open (and cached) */
+	int other_result;	/* UNLINK of that file */
+	int own_closed_result;	/* UNLINK of a file this session opened and closed */
+	int never_result;	/* UNLINK of a file no session of this process opened */
+};
+
+static int stat_id(const char *path, uint64_t *dev, uint64_t *ino)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0) {
+		return -errno;
+	}
+	*dev = (uint64_t)st.st_dev;
+	*ino = (uint64_t)st.st_ino;
+	return 0;
+}
+
+static void *unlink_other_main(void *arg)
+{
+	struct unlink_run *u = arg;
+	struct fixture *f = u->w.f;
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct rtio_client *c = NULL;
+	struct rtio_file rf;
+	char path[160];
+	uint64_t dev = 0, ino = 0;
+	int fd = -1, ret;
+
+	snprintf(path, sizeof(path), "%s/own.bin", f->dir);
+	ret = client_open(mem, f, path, O_CREAT | O_RDWR, "own.bin", RTIO_OPEN_WRITABLE, &c, &fd,
+			  &rf);
+	if (ret == 0) {
+		u->other_result = rtio_client_unlink(c, u->dev, u->ino);
+		ret = rtio_client_close(c, rf.file_id);
+	}
+	if (ret == 0) {
+		u->own_closed_result = rtio_client_unlink(c, rf.dev, rf.ino);
+		snprintf(path, sizeof(path), "%s/never.bin", f->dir);
+		close(open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
+		ret = stat_id(path, &dev, &ino);
+	}
+	if (ret == 0) {
+		u->never_result = rtio_client_unlink(c, dev, ino);
+	}
+	client_end(&u->w, ret, mem, fd);
+	return NULL;
+}
+
+/* Connect, UNLINK (dev, ino) of the fixture's file, leave. */
+static void *unlink_file_main(void *arg)
+{
+	struct unlink_run *u = arg;
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct rtio_client *c = NULL;
+	int ret = rtio_client_connect(mem, u->w.f->sock, "unit", 5000, &c);
+
+	if (ret == 0) {
+		u->other_result = rtio_client_unlink(c, u->dev, u->ino);
+	}
+	client_end(&u->w, ret, mem, -1);
+	return NULL;
+}
+
+/* Run the loop until no session is left (the clients' DISCONNECTs are handled). */
+static void until_no_sessions(struct aiod_ctx *ctx)
+{
+	for (int i = 0; i < 100 && ctx->nsessions > 0; i++) {
+		loop_once(ctx);
+	}
+	assert_int_equal(ctx->nsessions, 0);
+}
+
+static void test_control_unlink_only_known_files(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_ctx *ctx = f->ctx;
+	struct unlink_run u = { .w = { .f = f, .name = "clip.mxf" } };
+	char byte = 'f';
+	pthread_t holder;
+
+	/* client_main holds the fixture's file open with blocks pinned and cached. */
+	assert_int_equal(pthread_create(&holder, NULL, client_main, f), 0);
+	wait_client(f);
+	assert_int_equal(f->client_error, 0);
+	u.dev = f->dev;
+	u.ino = f->ino;
+	run_client(f, unlink_other_main, &u.w);	/* w is u's first member */
+	assert_int_equal(u.other_result, -EPERM);
+	assert_int_equal(u.own_closed_result, 0);
+	assert_int_equal(u.never_result, -EPERM);
+	assert_non_null(aiod_cache_find(ctx->cache, f->dev, f->ino, 0));
+	assert_int_equal(write(f->finish[1], &byte, 1), 1);
+	assert_int_equal(pthread_join(holder, NULL), 0);
+	until_no_sessions(ctx);
+
+	/* The holder's process comes back in a new session: it may drop the file's blocks. */
+	u.other_result = 1;
+	run_client(f, unlink_file_main, &u.w);
+	assert_int_equal(u.other_result, 0);
+	assert_null(aiod_cache_find(ctx->cache, f->dev, f->ino, 0));
+}
+
 /* One argument: a pattern of the tests to run (cmocka's filter, e.g. '*flood*'). */
 int main(int argc, char **argv)
 {
@@ -918,6 +1029,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_listener_backs_off_when_out_of_descriptors, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_control_open_limits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_control_unlink_only_known_files, setup,
+						teardown),
 	};
 
 	if (argc > 1) {
