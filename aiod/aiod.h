@@ -172,7 +172,15 @@ void aiod_session_destroy(struct aiod_session *s, const char *why);
 int aiod_session_reply(struct aiod_session *s, const void *msg, size_t len);
 struct aiod_lease *aiod_lease_new(struct aiod_session *s);
 struct aiod_lease *aiod_lease_find(struct aiod_session *s, uint64_t token);
-void aiod_lease_release(struct aiod_ctx *ctx, struct aiod_lease *l);
+void aiod_lease_release(struct aiod_session *s, struct aiod_lease *l);
+/*
+ * Block references s holds through its leases and requests, for its pin
+ * quota: dataplane.c counts those a request takes (pin) and drops (unpin);
+ * a lease's are dropped by aiod_lease_release().
+ */
+void aiod_session_pin(struct aiod_session *s, uint32_t n);
+void aiod_session_unpin(struct aiod_session *s, uint32_t n);
+uint32_t aiod_session_pinned(const struct aiod_session *s);
 uint32_t aiod_session_id(const struct aiod_session *s);
 pid_t aiod_session_pid(const struct aiod_session *s);
 struct aiod_open **aiod_session_opens(struct aiod_session *s);

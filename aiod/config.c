@@ -61,6 +61,9 @@ static const struct key_desc keys[] = {
 	  "Read files with O_DIRECT so the shared cache is the only cache of file data." },
 	{ "cache", "pin_wait_ms", K_INT, OFF(pin_wait_ms), "2000", 0, 60000, true,
 	  "How long a request waits for a free block when all are pinned, then fails with ENOBUFS." },
+	{ "cache", "session_pin_pct", K_INT, OFF(session_pin_pct), "25", 1, 100, true,
+	  "Share of the cache (percent) one session may hold pinned, at least one max_io request; "
+	  "beyond it only that session's requests wait (pin_wait_ms, then ENOBUFS). 100 = no limit." },
 	{ "engine", "queue_depth", K_INT, OFF(queue_depth), "32", 1, 4096, false,
 	  "Most device requests in flight; bounds how long an urgent read waits behind bulk reads." },
 	{ "engine", "session_inflight", K_INT, OFF(session_inflight), "64", 1, 1024, false,

@@ -42,6 +42,7 @@ struct aiod_config {
 	bool hugepages;
 	bool direct_io;
 	uint32_t pin_wait_ms;
+	uint32_t session_pin_pct;
 	/* [engine] */
 	uint32_t queue_depth;
 	uint32_t session_inflight;

@@ -52,6 +52,7 @@ struct aiod_session {
 	uint64_t next_file_id;
 	struct aiod_lease *leases;
 	uint32_t nleases;
+	uint32_t pinned;	/* block references of its leases and requests */
 	struct aiod_req *reqs;	/* data requests in flight, see dataplane.c */
 	uint64_t protocol_errors;
 	struct aiod_known *known;	/* files it registered, NULL until the first */
@@ -135,8 +136,26 @@ struct aiod_lease *aiod_lease_find(struct aiod_session *s, uint64_t token)
 	return &s->leases[i];
 }
 
-void aiod_lease_release(struct aiod_ctx *ctx, struct aiod_lease *l)
+void aiod_session_pin(struct aiod_session *s, uint32_t n)
 {
+	s->pinned += n;
+}
+
+void aiod_session_unpin(struct aiod_session *s, uint32_t n)
+{
+	s->pinned = s->pinned > n ? s->pinned - n : 0;
+}
+
+uint32_t aiod_session_pinned(const struct aiod_session *s)
+{
+	return s->pinned;
+}
+
+void aiod_lease_release(struct aiod_session *s, struct aiod_lease *l)
+{
+	struct aiod_ctx *ctx = s->ctx;
+
+	aiod_session_unpin(s, l->nblocks);
 	for (uint32_t i = 0; i < l->nblocks; i++) {
 		aiod_cache_unref(ctx->cache, l->blocks[i]);
 	}
@@ -268,7 +287,7 @@ static void session_release(struct aiod_session *s)
 	}
 	for (uint32_t i = 0; i < s->nleases; i++) {
 		if (s->leases[i].token != 0) {
-			aiod_lease_release(ctx, &s->leases[i]);
+			aiod_lease_release(s, &s->leases[i]);
 		}
 	}
 	while (s->opens != NULL) {

@@ -719,6 +719,8 @@ static void flood(struct fixture *f, uint16_t opcode)
 	struct aiod_ctx *ctx = f->ctx;
 	struct client_run w = { .f = f, .name = "raw.bin", .opcode = opcode };
 
+	/* Its pins must not stop it first: answered inline, the replies overflow the queue. */
+	ctx->cfg->session_pin_pct = 100;
 	run_client(f, flood_client_main, &w);
 	drain(ctx);
 	assert_int_equal(ctx->nsessions, 0);
@@ -1011,6 +1013,109 @@ static void test_control_unlink_only_known_files(void **state)
 	assert_null(aiod_cache_find(ctx->cache, f->dev, f->ino, 0));
 }
 
+/*
+ * One session pins blocks and never releases them (a stuck or greedy smbd):
+ * it may take its share of the cache, [cache] session_pin_pct, and then only
+ * its own requests wait (and fail with ENOBUFS after pin_wait_ms); another
+ * session's reads go on at once.
+ */
+#define GREEDY_PINS 8
+
+struct greedy_run {
+	struct client_run w;
+	ssize_t got[GREEDY_PINS];
+};
+
+static void *greedy_main(void *arg)
+{
+	struct greedy_run *g = arg;
+	struct fixture *f = g->w.f;
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct rtio_client *c = NULL;
+	struct rtio_file rf;
+	struct rtio_pinned p[GREEDY_PINS];
+	char path[160];
+	int fd = -1, ret;
+	char byte = 'r';
+
+	/* 16 blocks: as many as the whole cache. */
+	snprintf(path, sizeof(path), "%s/greedy.bin", f->dir);
+	fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+	ret = fd < 0 || ftruncate(fd, 16 * BS) != 0 ? -errno : 0;
+	if (fd >= 0) {
+		close(fd);
+	}
+	if (ret == 0) {
+		ret = client_open(mem, f, path, O_RDONLY, "greedy.bin", 0, &c, &fd, &rf);
+	}
+	for (int i = 0; ret == 0 && i < GREEDY_PINS; i++) {
+		g->got[i] = rtio_client_read_pinned(c, rf.file_id, 2 * BS, (off_t)i * 2 * BS, &p[i]);
+	}
+	g->w.error = ret;
+	/* Hold the pins until the test is done with the other session. */
+	if (write(f->ready[1], &byte, 1) != 1 || read(f->finish[0], &byte, 1) != 1) {
+		g->w.error = -errno;
+	}
+	talloc_free(mem);
+	if (fd >= 0) {
+		close(fd);
+	}
+	return NULL;
+}
+
+/* Read the fixture's file from the start: 8 blocks, 2 at a time. */
+static void *modest_reader_main(void *arg)
+{
+	struct client_run *w = arg;
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct rtio_client *c = NULL;
+	struct rtio_file rf;
+	uint8_t *buf = talloc_size(mem, 2 * BS);
+	uint64_t t0 = aiod_now_ns();
+	int fd = -1, ret;
+
+	ret = buf == NULL ? -ENOMEM :
+	      client_open(mem, w->f, w->f->path, O_RDONLY, w->name, 0, &c, &fd, &rf);
+	for (uint32_t i = 0; ret == 0 && i < 4; i++) {
+		ssize_t n = rtio_client_pread(c, rf.file_id, buf, 2 * BS, (off_t)i * 2 * BS);
+		ret = n == 2 * BS ? 0 : (n < 0 ? (int)n : -EIO);
+	}
+	/* Not after a pin_wait_ms wait: it never waited for the greedy session's blocks. */
+	if (ret == 0 && aiod_now_ns() - t0 > 150000000ull) {
+		ret = -ETIME;
+	}
+	client_end(w, ret, mem, fd);
+	return NULL;
+}
+
+static void test_dataplane_session_pin_quota(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_ctx *ctx = f->ctx;
+	struct greedy_run g = { .w = { .f = f, .name = "greedy.bin" } };
+	struct client_run reader = { .f = f, .name = "bulk.bin" };
+	char byte = 'f';
+	pthread_t t;
+
+	ctx->cfg->max_io = 2 * BS;
+	ctx->cfg->pin_wait_ms = 200;
+	ctx->cfg->session_pin_pct = 25;		/* 4 of the 16 blocks */
+	assert_int_equal(pthread_create(&t, NULL, greedy_main, &g), 0);
+	wait_client(f);
+	assert_int_equal(g.w.error, 0);
+	/* Two reads of 2 blocks fit its quota; the others waited and were refused. */
+	assert_int_equal(g.got[0], 2 * BS);
+	assert_int_equal(g.got[1], 2 * BS);
+	for (int i = 2; i < GREEDY_PINS; i++) {
+		assert_int_equal(g.got[i], -ENOBUFS);
+	}
+	assert_int_equal(ctx->cache->pinned, 4);
+	run_client(f, modest_reader_main, &reader);
+	assert_int_equal(write(f->finish[1], &byte, 1), 1);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	drain(ctx);
+}
+
 /* One argument: a pattern of the tests to run (cmocka's filter, e.g. '*flood*'). */
 int main(int argc, char **argv)
 {
@@ -1031,6 +1136,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_control_open_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_control_unlink_only_known_files, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_dataplane_session_pin_quota, setup, teardown),
 	};
 
 	if (argc > 1) {
