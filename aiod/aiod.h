@@ -133,7 +133,9 @@ struct aiod_ctx {
 	struct tevent_fd *listen_fde;
 	struct tevent_timer *listen_backoff;	/* accepting paused: out of descriptors */
 	struct aiod_ratelimit accept_log;	/* accept() failing */
-	struct aiod_ratelimit refuse_log;	/* clients turned away at accept */
+	struct aiod_ratelimit refuse_log;	/* clients not allowed to connect */
+	struct aiod_ratelimit full_log;		/* clients turned away: max_sessions reached */
+	uint32_t nmonitors;			/* STATS-only connections beyond max_sessions */
 	struct aiod_ratelimit resource_log;	/* sessions short of descriptors or queues */
 	struct aiod_known *known_ended;	/* files of ended sessions, for their process's next one */
 	uint32_t nknown_ended;
@@ -166,8 +168,14 @@ int aiod_listener_start(struct aiod_ctx *ctx, char *err, size_t errlen);
 void aiod_listener_stop(struct aiod_ctx *ctx);
 
 /* session.c */
-/* An authenticated connection: the session waits for CONNECT (5 s). */
-struct aiod_session *aiod_session_create(struct aiod_ctx *ctx, int sock, pid_t pid, uid_t uid);
+/*
+ * An authenticated connection: the session waits for CONNECT (5 s idle). A
+ * monitor connection, accepted beyond max_sessions, answers STATS and
+ * FILE_STATS and refuses CONNECT (EUSERS).
+ */
+#define AIOD_MONITOR_SLOTS 4
+struct aiod_session *aiod_session_create(struct aiod_ctx *ctx, int sock, pid_t pid, uid_t uid,
+					 bool monitor);
 void aiod_session_destroy(struct aiod_session *s, const char *why);
 int aiod_session_reply(struct aiod_session *s, const void *msg, size_t len);
 struct aiod_lease *aiod_lease_new(struct aiod_session *s);
@@ -182,6 +190,7 @@ void aiod_session_pin(struct aiod_session *s, uint32_t n);
 void aiod_session_unpin(struct aiod_session *s, uint32_t n);
 uint32_t aiod_session_pinned(const struct aiod_session *s);
 uint32_t aiod_session_id(const struct aiod_session *s);
+bool aiod_session_connected(const struct aiod_session *s);
 pid_t aiod_session_pid(const struct aiod_session *s);
 struct aiod_open **aiod_session_opens(struct aiod_session *s);
 struct aiod_session *aiod_session_next(struct aiod_session *s);

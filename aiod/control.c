@@ -18,7 +18,11 @@
 
 static void fill_stats(struct aiod_ctx *ctx, struct rtio_stats_rep *r)
 {
-	r->sessions = ctx->nsessions;
+	/* Sessions that said CONNECT: not monitors, nor connections still silent. */
+	r->sessions = 0;
+	for (struct aiod_session *s = ctx->sessions; s != NULL; s = aiod_session_next(s)) {
+		r->sessions += aiod_session_connected(s);
+	}
 	r->files = 0;
 	for (uint32_t i = 0; i <= ctx->files_mask; i++) {
 		for (struct aiod_file *f = ctx->files[i]; f != NULL; f = f->next) {

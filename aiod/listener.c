@@ -96,6 +96,7 @@ static void listener_accept(struct tevent_context *ev, struct tevent_fd *fde, ui
 	struct aiod_ctx *ctx = private_data;
 	struct ucred cr;
 	socklen_t crlen = sizeof(cr);
+	bool monitor;
 	int sock;
 
 	(void)ev;
@@ -115,19 +116,26 @@ static void listener_accept(struct tevent_context *ev, struct tevent_fd *fde, ui
 		return;
 	}
 	if (!peer_allowed(ctx->cfg, sock, &cr)) {
-		AIOD_WARN("refused client pid %d uid %u gid %u: not root and not in "
-			  "[global] allow_users/allow_groups", (int)cr.pid, (unsigned)cr.uid,
-			  (unsigned)cr.gid);
+		/* A refused client may retry at will: the log must not follow it. */
+		AIOD_WARN_RL(&ctx->refuse_log, "refused client pid %d uid %u gid %u: not root and "
+			     "not in [global] allow_users/allow_groups", (int)cr.pid,
+			     (unsigned)cr.uid, (unsigned)cr.gid);
 		close(sock);
 		return;
 	}
-	if (ctx->nsessions >= ctx->cfg->max_sessions) {
-		AIOD_WARN("refused client pid %d: [global] max_sessions = %u reached", (int)cr.pid,
-			  ctx->cfg->max_sessions);
+	/*
+	 * Sessions exhausted: a few more connections still get in, for
+	 * monitoring (STATS) and to tell a CONNECT why it is refused.
+	 */
+	monitor = ctx->nsessions >= ctx->cfg->max_sessions;
+	if (monitor && ctx->nmonitors >= AIOD_MONITOR_SLOTS) {
+		AIOD_WARN_RL(&ctx->full_log, "refused client pid %d: [global] max_sessions = %u "
+			     "reached and the %d monitor connections taken", (int)cr.pid,
+			     ctx->cfg->max_sessions, AIOD_MONITOR_SLOTS);
 		close(sock);
 		return;
 	}
-	if (aiod_session_create(ctx, sock, cr.pid, cr.uid) == NULL) {
+	if (aiod_session_create(ctx, sock, cr.pid, cr.uid, monitor) == NULL) {
 		close(sock);
 	}
 }

@@ -38,6 +38,7 @@ struct aiod_session {
 	uid_t uid;
 	char client[32];
 	bool connected;		/* CONNECT done: queues exist */
+	bool monitor;		/* beyond max_sessions: STATS and FILE_STATS only */
 	bool dying;		/* ended: resources given back, memory freed by reap */
 	bool released;		/* session_release() ran */
 	struct tevent_immediate *reap;	/* frees the session after its handlers returned */
@@ -79,6 +80,11 @@ struct aiod_known {
 		uint64_t dev, ino;
 	} f[AIOD_KNOWN_FILES];
 };
+
+bool aiod_session_connected(const struct aiod_session *s)
+{
+	return s->connected;
+}
 
 uint32_t aiod_session_id(const struct aiod_session *s)
 {
@@ -322,7 +328,11 @@ static void session_release(struct aiod_session *s)
 		s->next->prev = s->prev;
 	}
 	s->prev = s->next = NULL;
-	ctx->nsessions--;
+	if (s->monitor) {
+		ctx->nmonitors--;
+	} else {
+		ctx->nsessions--;
+	}
 }
 
 /* Freed directly (start-up failure, aiod's own teardown): release first. */
@@ -515,6 +525,19 @@ out:
 	return ret;
 }
 
+/*
+ * Answer CONNECT with err and end the session. The client learns why (it
+ * may stop trying for a while when aiod has no room), rather than seeing the
+ * connection drop; whether the answer arrives changes nothing here.
+ */
+static void session_connect_fail(struct aiod_session *s, struct rtio_connect_rep *rep, int err,
+				 const char *why)
+{
+	rep->hdr.result = err;
+	(void)rtio_sock_send(s->sock, rep, sizeof(*rep), NULL, 0);
+	aiod_session_destroy(s, why);
+}
+
 static void session_connect(struct aiod_session *s, const struct rtio_connect_req *req)
 {
 	struct aiod_ctx *ctx = s->ctx;
@@ -527,15 +550,21 @@ static void session_connect(struct aiod_session *s, const struct rtio_connect_re
 	rtio_hdr_init(&rep.hdr, RTIO_OP_CONNECT, sizeof(rep), req->hdr.req_id);
 	rep.hdr.flags = RTIO_F_REPLY;
 	memcpy(s->client, req->client, sizeof(s->client) - 1);
+	if (s->monitor) {
+		/* Accepted beyond max_sessions for monitoring: no room for a session. */
+		AIOD_WARN_RL(&ctx->full_log, "refused client pid %d (%s): [global] max_sessions = "
+			     "%u reached; it does its I/O itself", (int)s->pid, s->client,
+			     cfg->max_sessions);
+		session_connect_fail(s, &rep, -EUSERS, "CONNECT refused: max_sessions reached");
+		return;
+	}
 	if ((pid_t)req->pid != s->pid) {
 		/* SO_PEERCRED is the truth; a different claim is only worth a note. */
 		SESS_WARN(s, "CONNECT claims pid %u", req->pid);
 	}
 	ret = session_make_queues(s, fds);
 	if (ret != 0) {
-		rep.hdr.result = ret;
-		(void)rtio_sock_send(s->sock, &rep, sizeof(rep), NULL, 0);
-		aiod_session_destroy(s, "could not create its queues");
+		session_connect_fail(s, &rep, ret, "could not create its queues");
 		return;
 	}
 	s->reqq_fde = tevent_add_fd(ctx->ev, s, (int)s->reqq, TEVENT_FD_READ, session_reqq_ready, s);
@@ -544,9 +573,7 @@ static void session_connect(struct aiod_session *s, const struct rtio_connect_re
 	if (s->reqq_fde == NULL || s->leases == NULL) {
 		close(fds[0]);
 		close(fds[1]);
-		rep.hdr.result = -ENOMEM;
-		(void)rtio_sock_send(s->sock, &rep, sizeof(rep), NULL, 0);
-		aiod_session_destroy(s, "out of memory");
+		session_connect_fail(s, &rep, -ENOMEM, "out of memory");
 		return;
 	}
 	fds[2] = ctx->region.fd;
@@ -581,6 +608,28 @@ void aiod_session_protocol_error(struct aiod_session *s, const char *what, int e
 	}
 }
 
+/*
+ * Before CONNECT a connection may ask for statistics or leave: monitoring
+ * (aiodctl stats) needs no queues and works when the sessions are exhausted.
+ */
+static bool allowed_before_connect(uint16_t opcode)
+{
+	return opcode == RTIO_OP_CONNECT || opcode == RTIO_OP_STATS ||
+	       opcode == RTIO_OP_FILE_STATS || opcode == RTIO_OP_DISCONNECT;
+}
+
+static void session_handshake_timeout(struct tevent_context *ev, struct tevent_timer *te,
+				      struct timeval now, void *private_data);
+
+/* A connection without CONNECT goes after 5 idle seconds: a monitor asking on stays. */
+static bool session_idle_restart(struct aiod_session *s)
+{
+	TALLOC_FREE(s->handshake_timer);
+	s->handshake_timer = tevent_add_timer(s->ctx->ev, s, tevent_timeval_current_ofs(5, 0),
+					      session_handshake_timeout, s);
+	return s->handshake_timer != NULL;
+}
+
 static void session_sock_ready(struct tevent_context *ev, struct tevent_fd *fde, uint16_t flags,
 			       void *private_data)
 {
@@ -609,12 +658,13 @@ static void session_sock_ready(struct tevent_context *ev, struct tevent_fd *fde,
 		return;
 	}
 	ret = rtio_msg_verify(&m, (size_t)n, 0);
-	if (ret != 0 || (!s->connected) != (m.hdr.opcode == RTIO_OP_CONNECT)) {
+	if (ret != 0 || (s->connected && m.hdr.opcode == RTIO_OP_CONNECT) ||
+	    (!s->connected && !allowed_before_connect(m.hdr.opcode))) {
 		for (unsigned i = 0; i < nfds; i++) {
 			close(fds[i]);
 		}
-		aiod_session_protocol_error(s, s->connected ? "bad control message" : "expected CONNECT",
-				       ret != 0 ? ret : -EPROTO);
+		aiod_session_protocol_error(s, s->connected ? "bad control message" :
+					    "not allowed before CONNECT", ret != 0 ? ret : -EPROTO);
 		/* The control channel is strict: a client that breaks it goes. */
 		aiod_session_destroy(s, "protocol error on the control socket");
 		return;
@@ -624,6 +674,13 @@ static void session_sock_ready(struct tevent_context *ev, struct tevent_fd *fde,
 			close(fds[i]);
 		}
 		session_connect(s, &m.connect_req);
+		return;
+	}
+	if (!s->connected && !session_idle_restart(s)) {
+		for (unsigned i = 0; i < nfds; i++) {
+			close(fds[i]);
+		}
+		aiod_session_destroy(s, "out of memory");
 		return;
 	}
 	aiod_control_handle(s->ctx, s, &m, (size_t)n, fds, nfds, fds_lost ? -EMFILE : 0);
@@ -638,7 +695,7 @@ static void session_handshake_timeout(struct tevent_context *ev, struct tevent_t
 	(void)te;
 	(void)now;
 	s->handshake_timer = NULL;
-	aiod_session_destroy(s, "no CONNECT within 5 seconds");
+	aiod_session_destroy(s, "5 seconds without CONNECT or a request");
 }
 
 int aiod_session_control_reply(struct aiod_session *s, const void *msg, size_t len)
@@ -655,7 +712,8 @@ int aiod_session_control_reply(struct aiod_session *s, const void *msg, size_t l
 	return ret;
 }
 
-struct aiod_session *aiod_session_create(struct aiod_ctx *ctx, int sock, pid_t pid, uid_t uid)
+struct aiod_session *aiod_session_create(struct aiod_ctx *ctx, int sock, pid_t pid, uid_t uid,
+					 bool monitor)
 {
 	struct aiod_session *s = talloc_zero(ctx, struct aiod_session);
 
@@ -674,11 +732,17 @@ struct aiod_session *aiod_session_create(struct aiod_ctx *ctx, int sock, pid_t p
 		ctx->sessions->prev = s;
 	}
 	ctx->sessions = s;
-	ctx->nsessions++;
+	s->monitor = monitor;
+	if (monitor) {
+		ctx->nmonitors++;
+	} else {
+		ctx->nsessions++;
+	}
 	talloc_set_destructor(s, session_destructor);
 	s->sock = sock;
-	s->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (s->pidfd < 0) {
+	/* A monitor holds nothing to give back: the socket closing is news enough. */
+	s->pidfd = monitor ? -1 : (int)syscall(SYS_pidfd_open, pid, 0);
+	if (s->pidfd < 0 && !monitor) {
 		SESS_WARN_RL(&ctx->resource_log, s, "pidfd_open: %s; relying on the socket to see it "
 			     "go", strerror(errno));
 	} else {

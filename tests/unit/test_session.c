@@ -1116,6 +1116,62 @@ static void test_dataplane_session_pin_quota(void **state)
 	drain(ctx);
 }
 
+/*
+ * Sessions exhausted ([global] max_sessions = 1, taken): monitoring still
+ * works, on a connection that never says CONNECT, up to a few beyond the
+ * limit; a full CONNECT beyond the limit is told why (EUSERS) instead of
+ * seeing the connection drop.
+ */
+struct monitor_run {
+	struct client_run w;
+	int stats_result;
+	uint64_t sessions;	/* as STATS counted them */
+	int file_stats_result;
+	int connect_result;	/* a full session beyond max_sessions */
+	int connect_monitor_result;	/* CONNECT sent on a monitor connection */
+};
+
+static void *monitor_main(void *arg)
+{
+	struct monitor_run *m = arg;
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct rtio_client *full = NULL, *mon = NULL, *extra = NULL;
+	struct rtio_stats_rep st;
+	struct rtio_file_stats_rep fst;
+	struct raw_client r;
+	int ret = rtio_client_connect(mem, m->w.f->sock, "unit", 5000, &full);
+
+	if (ret == 0) {
+		ret = rtio_client_monitor_connect(mem, m->w.f->sock, 5000, &mon);
+	}
+	if (ret == 0) {
+		m->stats_result = rtio_client_stats(mon, &st);
+		m->sessions = st.sessions;
+		m->file_stats_result = rtio_client_file_stats(mon, 0, &fst);
+		m->connect_result = rtio_client_connect(mem, m->w.f->sock, "unit", 5000, &extra);
+		m->connect_monitor_result = raw_connect(m->w.f, &r);
+		raw_close(&r);
+	}
+	client_end(&m->w, ret, mem, -1);
+	return NULL;
+}
+
+static void test_listener_monitor_beyond_max_sessions(void **state)
+{
+	struct fixture *f = *state;
+	struct monitor_run m = { .w = { .f = f } };
+
+	f->ctx->cfg->max_sessions = 1;
+	run_client(f, monitor_main, &m.w);
+	assert_int_equal(m.stats_result, 0);
+	assert_int_equal(m.sessions, 1);	/* the full one; monitors are not sessions */
+	assert_int_equal(m.file_stats_result, -ENOENT);	/* no file yet: an answer all the same */
+	assert_int_equal(m.connect_result, -EUSERS);
+	assert_int_equal(m.connect_monitor_result, -EUSERS);
+	until_no_sessions(f->ctx);
+	assert_int_equal(f->ctx->nmonitors, 0);
+}
+
 /* One argument: a pattern of the tests to run (cmocka's filter, e.g. '*flood*'). */
 int main(int argc, char **argv)
 {
@@ -1137,6 +1193,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_control_unlink_only_known_files, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_dataplane_session_pin_quota, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_listener_monitor_beyond_max_sessions, setup,
+						teardown),
 	};
 
 	if (argc > 1) {
