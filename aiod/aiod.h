@@ -11,6 +11,7 @@
  *   listener.c  the control socket: accepting and authenticating clients
  *   session.c   sessions: queues, pidfd, leases, teardown
  *   files.c     files (dev, ino) and a session's opens
+ *   watch.c     inotify on every known file: changes by writers aiod is not told about
  *   control.c   control requests (OPEN, CLOSE, FTRUNCATE, UNLINK, STATS)
  *   dataplane.c data requests (READ0/1, WRITE0/1, FSYNC) and read-ahead
  *   stream.c    stream classes, the pattern analyzer and deadlines
@@ -37,6 +38,7 @@
 
 struct aiod_session;
 struct aiod_req;
+struct aiod_watch;
 struct aiod_known;
 
 /*
@@ -49,7 +51,8 @@ struct aiod_req_link {
 
 /* The shared region: header page + cache blocks, passed to clients as a memfd. */
 struct aiod_region {
-	int fd;
+	int fd;			/* sealed: no client can shrink or grow it */
+	int ro_fd;		/* the same memory, opened read-only: what most clients get */
 	uint8_t *base;
 	uint64_t size;
 	uint8_t *blocks;
@@ -63,9 +66,16 @@ struct aiod_file {
 	struct aiod_file *next;		/* hash chain */
 	uint64_t dev, ino;
 	uint32_t opens;
-	/* Identity of the contents when the last open closed, to detect outside changes. */
+	/*
+	 * How the file looked when its cached blocks were last known good (the
+	 * last OPEN), -1 = nothing to vouch for. Catches what inotify cannot see
+	 * (stores through mmap, other hosts of a network filesystem).
+	 */
 	int64_t mtime_ns, ctime_ns;
 	uint64_t size;
+	int wd;				/* inotify watch (watch.c), -1 = none */
+	struct aiod_file *wnext;	/* watch.c's hash chain */
+	bool has_blocks;		/* scratch of the sweep in files.c */
 	char *name;			/* share-relative name of the last OPEN, for stats */
 	uint64_t known_size;		/* size at the last fstat or write: bounds read-ahead */
 	/* Stream state (stream.c). */
@@ -120,6 +130,8 @@ struct aiod_stats {
 	uint64_t readahead_blocks;
 	uint64_t writebacks;
 	uint64_t sessions_total;
+	uint64_t outside_changes;	/* files changed by a writer aiod was not told about */
+	uint64_t outside_blocks;	/* cached blocks those changes dropped */
 };
 
 struct aiod_ctx {
@@ -142,9 +154,17 @@ struct aiod_ctx {
 	struct aiod_session *sessions;
 	uint32_t nsessions;
 	uint32_t next_session_id;
-	struct aiod_file **files;	/* hash on (dev, ino) */
+	struct aiod_file **files;	/* hash on (dev, ino), grows with nfiles */
 	uint32_t files_mask;
-	uint32_t nfiles;
+	uint32_t nfiles;		/* records: open, or with cached blocks (until a sweep) */
+	uint32_t nfiles_open;		/* with at least one open */
+	uint64_t files_gen;		/* bumped when a record goes: invalidates the cursor */
+	struct {			/* FILE_STATS listing position, so a listing is linear */
+		uint64_t gen;
+		uint32_t index, bucket;
+		struct aiod_file *f;
+	} files_cursor;
+	struct aiod_watch *watch;	/* watch.c */
 	struct aiod_req *blocked;	/* waiting for a free cache block, FIFO */
 	struct aiod_req *blocked_tail;
 	uint32_t mq_msg_max;		/* queue depth limit, 0 = none (CAP_SYS_RESOURCE) */
@@ -205,17 +225,31 @@ void aiod_session_req_add(struct aiod_session *s, struct aiod_req *r);
 void aiod_session_req_remove(struct aiod_session *s, struct aiod_req *r);
 
 /* files.c */
+/* The file table and its watch (watch.c); needs ctx->ev. */
 int aiod_files_init(struct aiod_ctx *ctx);
 struct aiod_file *aiod_file_get(struct aiod_ctx *ctx, uint64_t dev, uint64_t ino);
 void aiod_file_put(struct aiod_ctx *ctx, struct aiod_file *f);
 struct aiod_file *aiod_file_find(struct aiod_ctx *ctx, uint64_t dev, uint64_t ino);
 void aiod_file_forget(struct aiod_ctx *ctx, uint64_t dev, uint64_t ino);
+/* The kernel dropped f's watch (inode gone): forget f unless it is open. */
+void aiod_file_unwatched(struct aiod_ctx *ctx, struct aiod_file *f);
+/* The index-th file record, in a linear walk when indexes come in order; NULL past the end. */
+struct aiod_file *aiod_file_at(struct aiod_ctx *ctx, uint32_t index);
 struct aiod_open *aiod_open_find(struct aiod_session *s, uint64_t id);
 int aiod_open_add(struct aiod_ctx *ctx, struct aiod_session *s, int fd, const char *name,
 		  uint32_t flags, struct aiod_open **out);
 void aiod_open_close(struct aiod_ctx *ctx, struct aiod_session *s, struct aiod_open *o);
 void aiod_open_busy(struct aiod_open *o);
 void aiod_open_idle(struct aiod_ctx *ctx, struct aiod_open *o);
+
+/* watch.c */
+int aiod_watch_init(struct aiod_ctx *ctx);
+/* Watch f through fd, a descriptor of it; -errno when the kernel refuses. */
+int aiod_watch_add(struct aiod_ctx *ctx, struct aiod_file *f, int fd);
+void aiod_watch_remove(struct aiod_ctx *ctx, struct aiod_file *f);
+/* Act on every change queued so far; before answering a read from the cache. */
+void aiod_watch_drain(struct aiod_ctx *ctx);
+uint32_t aiod_watch_count(const struct aiod_ctx *ctx);
 
 /*
  * control.c: one control message from a session's socket, with the nfds

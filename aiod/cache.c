@@ -315,3 +315,29 @@ uint32_t aiod_cache_used(const struct aiod_cache *c)
 {
 	return c->nblocks - c->free.count;
 }
+
+uint32_t aiod_cache_drop_all(struct aiod_cache *c)
+{
+	uint32_t dropped = 0;
+
+	for (uint32_t i = 0; i < c->nblocks; i++) {
+		if (c->blocks[i].hashed) {
+			aiod_cache_detach(c, &c->blocks[i]);
+			dropped++;
+		}
+	}
+	return dropped;
+}
+
+void aiod_cache_for_each_file(const struct aiod_cache *c,
+			      void (*fn)(void *private_data, uint64_t dev, uint64_t ino),
+			      void *private_data)
+{
+	for (uint32_t i = 0; i < c->nblocks; i++) {
+		const struct aiod_block *b = &c->blocks[i];
+
+		if (b->hashed) {
+			fn(private_data, b->dev, b->ino);
+		}
+	}
+}

@@ -116,6 +116,14 @@ uint32_t aiod_cache_invalidate(struct aiod_cache *c, uint64_t dev, uint64_t ino,
 void aiod_cache_write_through(struct aiod_cache *c, uint64_t dev, uint64_t ino, uint64_t off,
 			      const uint8_t *data, uint32_t len);
 
+/* Every block goes (events were lost: nothing cached can be trusted). Returns how many. */
+uint32_t aiod_cache_drop_all(struct aiod_cache *c);
+
+/* Call fn for every hashed block's file (once per block: a file may come many times). */
+void aiod_cache_for_each_file(const struct aiod_cache *c,
+			      void (*fn)(void *private_data, uint64_t dev, uint64_t ino),
+			      void *private_data);
+
 /* Blocks holding file data (hashed). */
 uint32_t aiod_cache_used(const struct aiod_cache *c);
 

@@ -39,9 +39,10 @@ static const struct key_desc keys[] = {
 	{ "global", "socket_path", K_STRING, OFF(socket_path), "/run/aiod/aiod.sock", 1, 107, false,
 	  "Control socket. Its directory is created mode 0700; smbd connects as root." },
 	{ "global", "allow_users", K_USERS, 0, "", 0, 0, true,
-	  "Users (names or uids) besides root allowed to connect, comma separated." },
+	  "Users (names or uids) besides root who may monitor aiod (aiodctl stats, files), "
+	  "comma separated. Data sessions (the shared cache) are root's only." },
 	{ "global", "allow_groups", K_GROUPS, 0, "", 0, 0, true,
-	  "Groups (names or gids) whose members may connect, comma separated." },
+	  "Groups (names or gids) whose members may monitor aiod, comma separated." },
 	{ "global", "log_level", K_INT, OFF(log_level), "2", 0, 4, true,
 	  "0 errors, 1 warnings, 2 notices, 3 info, 4 debug." },
 	{ "global", "max_sessions", K_INT, OFF(max_sessions), "1024", 1, 65536, true,

@@ -23,12 +23,11 @@ static void fill_stats(struct aiod_ctx *ctx, struct rtio_stats_rep *r)
 	for (struct aiod_session *s = ctx->sessions; s != NULL; s = aiod_session_next(s)) {
 		r->sessions += aiod_session_connected(s);
 	}
-	r->files = 0;
-	for (uint32_t i = 0; i <= ctx->files_mask; i++) {
-		for (struct aiod_file *f = ctx->files[i]; f != NULL; f = f->next) {
-			r->files += f->opens > 0;
-		}
-	}
+	r->files = ctx->nfiles_open;
+	r->file_records = ctx->nfiles;
+	r->watches = aiod_watch_count(ctx);
+	r->outside_changes = ctx->st.outside_changes;
+	r->outside_blocks = ctx->st.outside_blocks;
 	r->blocks_total = ctx->cache->nblocks;
 	r->blocks_used = aiod_cache_used(ctx->cache);
 	r->blocks_pinned = ctx->cache->pinned;
@@ -53,38 +52,35 @@ static void fill_stats(struct aiod_ctx *ctx, struct rtio_stats_rep *r)
 	r->writebacks = ctx->st.writebacks;
 }
 
-/* The index-th file in hash order; stable while nothing opens or forgets files. */
+/* The index-th file record; a listing that asks 0, 1, 2... is one walk (files.c). */
 static int fill_file_stats(struct aiod_ctx *ctx, uint32_t index, struct rtio_file_stats_rep *r)
 {
-	uint32_t n = 0;
+	struct aiod_file *f = aiod_file_at(ctx, index);
 
-	for (uint32_t i = 0; i <= ctx->files_mask; i++) {
-		for (struct aiod_file *f = ctx->files[i]; f != NULL; f = f->next) {
-			if (n++ != index) {
-				continue;
-			}
-			r->dev = f->dev;
-			r->ino = f->ino;
-			r->opens = f->opens;
-			for (unsigned c = 0; f->sclass != NULL && c < ctx->cfg->n_classes; c++) {
-				if (&ctx->cfg->classes[c] == f->sclass) {
-					r->stream_class = c + 1;
-				}
-			}
-			for (struct aiod_session *s = ctx->sessions; s != NULL; s = aiod_session_next(s)) {
-				for (struct aiod_open *o = *aiod_session_opens(s); o != NULL; o = o->next) {
-					if (o->file == f && o->reserved) {
-						r->reserved_bps += o->rate_bps;
-					}
-				}
-			}
-			r->deadline_misses = f->deadline_misses;
-			r->bytes_read = f->bytes_read;
-			snprintf(r->name, sizeof(r->name), "%s", f->name != NULL ? f->name : "");
-			return 0;
+	if (f == NULL) {
+		return -ENOENT;
+	}
+	r->dev = f->dev;
+	r->ino = f->ino;
+	r->opens = f->opens;
+	for (unsigned c = 0; f->sclass != NULL && c < ctx->cfg->n_classes; c++) {
+		if (&ctx->cfg->classes[c] == f->sclass) {
+			r->stream_class = c + 1;
 		}
 	}
-	return -ENOENT;
+	/* Only files with opens have reservations: skip the session walk for the rest. */
+	for (struct aiod_session *s = ctx->sessions; f->opens > 0 && s != NULL;
+	     s = aiod_session_next(s)) {
+		for (struct aiod_open *o = *aiod_session_opens(s); o != NULL; o = o->next) {
+			if (o->file == f && o->reserved) {
+				r->reserved_bps += o->rate_bps;
+			}
+		}
+	}
+	r->deadline_misses = f->deadline_misses;
+	r->bytes_read = f->bytes_read;
+	snprintf(r->name, sizeof(r->name), "%s", f->name != NULL ? f->name : "");
+	return 0;
 }
 
 /*

@@ -17,31 +17,65 @@
 #include "aiod.h"
 #include "log.h"
 
-static uint32_t file_hash(const struct aiod_ctx *ctx, uint64_t dev, uint64_t ino)
+static uint32_t file_hash(uint32_t mask, uint64_t dev, uint64_t ino)
 {
 	uint64_t h = (dev * 0x9e3779b97f4a7c15ull) ^ ino;
 
 	h ^= h >> 31;
 	h *= 0xbf58476d1ce4e5b9ull;
 	h ^= h >> 29;
-	return (uint32_t)h & ctx->files_mask;
+	return (uint32_t)h & mask;
 }
 
 int aiod_files_init(struct aiod_ctx *ctx)
 {
-	ctx->files_mask = 4095;
+	ctx->files_mask = 1023;
 	ctx->files = talloc_zero_array(ctx, struct aiod_file *, ctx->files_mask + 1);
-	return ctx->files != NULL ? 0 : -ENOMEM;
+	if (ctx->files == NULL) {
+		return -ENOMEM;
+	}
+	return aiod_watch_init(ctx);
 }
 
 struct aiod_file *aiod_file_find(struct aiod_ctx *ctx, uint64_t dev, uint64_t ino)
 {
-	for (struct aiod_file *f = ctx->files[file_hash(ctx, dev, ino)]; f != NULL; f = f->next) {
+	for (struct aiod_file *f = ctx->files[file_hash(ctx->files_mask, dev, ino)]; f != NULL;
+	     f = f->next) {
 		if (f->dev == dev && f->ino == ino) {
 			return f;
 		}
 	}
 	return NULL;
+}
+
+/*
+ * A fixed table made a lookup a list walk once there were many thousands of
+ * files: double it when it holds more records than buckets. The records keep
+ * their talloc parent (the context), only the bucket array is new.
+ */
+static void files_grow(struct aiod_ctx *ctx)
+{
+	uint32_t old_mask = ctx->files_mask, new_mask = 2 * old_mask + 1;
+	struct aiod_file **old = ctx->files;
+	struct aiod_file **nt = talloc_zero_array(ctx, struct aiod_file *, new_mask + 1);
+
+	if (nt == NULL) {
+		return;		/* longer chains, still correct */
+	}
+	for (uint32_t i = 0; i <= old_mask; i++) {
+		while (old[i] != NULL) {
+			struct aiod_file *f = old[i];
+			uint32_t h = file_hash(new_mask, f->dev, f->ino);
+
+			old[i] = f->next;
+			f->next = nt[h];
+			nt[h] = f;
+		}
+	}
+	ctx->files = nt;
+	ctx->files_mask = new_mask;
+	ctx->files_gen++;
+	talloc_free(old);
 }
 
 struct aiod_file *aiod_file_get(struct aiod_ctx *ctx, uint64_t dev, uint64_t ino)
@@ -52,23 +86,26 @@ struct aiod_file *aiod_file_get(struct aiod_ctx *ctx, uint64_t dev, uint64_t ino
 	if (f != NULL) {
 		return f;
 	}
-	f = talloc_zero(ctx->files, struct aiod_file);
+	f = talloc_zero(ctx, struct aiod_file);
 	if (f == NULL) {
 		return NULL;
 	}
 	f->dev = dev;
 	f->ino = ino;
+	f->wd = -1;
 	f->mtime_ns = -1;	/* never seen: nothing cached to validate */
-	h = file_hash(ctx, dev, ino);
+	h = file_hash(ctx->files_mask, dev, ino);
 	f->next = ctx->files[h];
 	ctx->files[h] = f;
-	ctx->nfiles++;
+	if (++ctx->nfiles > ctx->files_mask + 1) {
+		files_grow(ctx);
+	}
 	return f;
 }
 
 static void file_unlink(struct aiod_ctx *ctx, struct aiod_file *f)
 {
-	struct aiod_file **pp = &ctx->files[file_hash(ctx, f->dev, f->ino)];
+	struct aiod_file **pp = &ctx->files[file_hash(ctx->files_mask, f->dev, f->ino)];
 
 	while (*pp != NULL && *pp != f) {
 		pp = &(*pp)->next;
@@ -77,18 +114,65 @@ static void file_unlink(struct aiod_ctx *ctx, struct aiod_file *f)
 		*pp = f->next;
 		ctx->nfiles--;
 	}
+	aiod_watch_remove(ctx, f);
+	ctx->files_gen++;
 	talloc_free(f);
 }
 
+static void sweep_mark(void *private_data, uint64_t dev, uint64_t ino)
+{
+	struct aiod_file *f = aiod_file_find(private_data, dev, ino);
+
+	if (f != NULL) {
+		f->has_blocks = true;
+	}
+}
+
 /*
- * Last open of f went: remember how the file looked so the next open can tell
- * whether someone changed it behind our back (then its cached blocks go).
+ * Free the records of files nobody has open and nothing of which is cached
+ * (their blocks were evicted since the last close). One pass over the files
+ * and one over the blocks; run when closed records outnumber the cache's
+ * blocks twice over, so the cost per close stays constant and the records a
+ * daemon keeps are bounded by its opens plus about three times its blocks.
  */
+static void files_sweep(struct aiod_ctx *ctx)
+{
+	uint32_t freed = 0;
+
+	for (uint32_t i = 0; i <= ctx->files_mask; i++) {
+		for (struct aiod_file *f = ctx->files[i]; f != NULL; f = f->next) {
+			f->has_blocks = false;
+		}
+	}
+	aiod_cache_for_each_file(ctx->cache, sweep_mark, ctx);
+	for (uint32_t i = 0; i <= ctx->files_mask; i++) {
+		struct aiod_file *f = ctx->files[i];
+
+		while (f != NULL) {
+			struct aiod_file *next = f->next;
+
+			if (f->opens == 0 && !f->has_blocks) {
+				file_unlink(ctx, f);
+				freed++;
+			}
+			f = next;
+		}
+	}
+	AIOD_DEBUG("file sweep: freed %u records, %u left", freed, ctx->nfiles);
+}
+
 void aiod_file_put(struct aiod_ctx *ctx, struct aiod_file *f)
 {
-	(void)ctx;
-	if (f->opens > 0) {
-		f->opens--;
+	if (f->opens == 0) {
+		return;
+	}
+	if (--f->opens > 0) {
+		return;
+	}
+	ctx->nfiles_open--;
+	/* Keep the file while it has cached blocks: its watch and stamp guard them. */
+	if (ctx->nfiles - ctx->nfiles_open > 2 * ctx->cache->nblocks + 64) {
+		files_sweep(ctx);
 	}
 }
 
@@ -100,6 +184,48 @@ void aiod_file_forget(struct aiod_ctx *ctx, uint64_t dev, uint64_t ino)
 	if (f != NULL && f->opens == 0) {
 		file_unlink(ctx, f);
 	}
+}
+
+void aiod_file_unwatched(struct aiod_ctx *ctx, struct aiod_file *f)
+{
+	if (f->opens == 0) {
+		file_unlink(ctx, f);
+	}
+}
+
+/* The next record after f (bucket: the one after f's), NULL at the end. */
+static struct aiod_file *files_next(struct aiod_ctx *ctx, struct aiod_file *f, uint32_t *bucket)
+{
+	f = f != NULL ? f->next : NULL;
+	while (f == NULL && *bucket <= ctx->files_mask) {
+		f = ctx->files[(*bucket)++];
+	}
+	return f;
+}
+
+struct aiod_file *aiod_file_at(struct aiod_ctx *ctx, uint32_t index)
+{
+	uint32_t n = 0, bucket = 0;
+	struct aiod_file *f;
+
+	/* A listing asks 0, 1, 2...: go on from the last answer unless a record went since. */
+	if (ctx->files_cursor.f != NULL && ctx->files_cursor.gen == ctx->files_gen &&
+	    ctx->files_cursor.index <= index) {
+		n = ctx->files_cursor.index;
+		bucket = ctx->files_cursor.bucket;
+		f = ctx->files_cursor.f;
+	} else {
+		f = files_next(ctx, NULL, &bucket);
+	}
+	while (f != NULL && n < index) {
+		f = files_next(ctx, f, &bucket);
+		n++;
+	}
+	ctx->files_cursor.gen = ctx->files_gen;
+	ctx->files_cursor.index = n;
+	ctx->files_cursor.bucket = bucket;
+	ctx->files_cursor.f = f;
+	return f;
 }
 
 struct aiod_open *aiod_open_find(struct aiod_session *s, uint64_t id)
@@ -149,7 +275,7 @@ int aiod_open_add(struct aiod_ctx *ctx, struct aiod_session *s, int fd, const ch
 	struct aiod_open *o;
 	struct aiod_file *f;
 	struct stat st;
-	int fl;
+	int fl, ret;
 
 	*out = NULL;
 	fl = fcntl(fd, F_GETFL);
@@ -165,19 +291,43 @@ int aiod_open_add(struct aiod_ctx *ctx, struct aiod_session *s, int fd, const ch
 	if (!S_ISREG(st.st_mode)) {
 		return -EINVAL;
 	}
+	/*
+	 * Changes queued before this OPEN first: they drop stale blocks, and an
+	 * inode that went away (its number maybe reused by this very file) takes
+	 * its record with it before we look the number up.
+	 */
+	aiod_watch_drain(ctx);
 	f = aiod_file_get(ctx, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
 	if (f == NULL) {
 		return -ENOMEM;
 	}
-	if (f->opens == 0 && f->mtime_ns >= 0 &&
+	if (f->name == NULL) {
+		f->name = talloc_strdup(f, name);	/* for the watch's messages */
+	}
+	ret = aiod_watch_add(ctx, f, fd);
+	if (ret != 0) {
+		/* Unwatched, a file could change unseen: aiod will not cache it at all. */
+		if (f->opens == 0) {
+			aiod_file_forget(ctx, f->dev, f->ino);
+		}
+		return ret;
+	}
+	if (f->mtime_ns >= 0 &&
 	    (f->mtime_ns != ts_ns(&st.st_mtim) || f->ctime_ns != ts_ns(&st.st_ctim) ||
 	     f->size != (uint64_t)st.st_size)) {
 		uint32_t n = aiod_cache_truncate(ctx->cache, f->dev, f->ino, 0);
-		AIOD_INFO("%s changed while nobody had it open: dropped %u cached blocks",
-			  name, n);
+
+		ctx->st.outside_changes++;
+		ctx->st.outside_blocks += n;
+		AIOD_INFO("%s changed without a change notification (a store through mmap, or "
+			  "another host): dropped %u cached blocks", name, n);
 	} else if (flags & RTIO_OPEN_INVALIDATE) {
 		(void)aiod_cache_truncate(ctx->cache, f->dev, f->ino, 0);
 	}
+	/* What the cached blocks are good for from now on. */
+	f->mtime_ns = ts_ns(&st.st_mtim);
+	f->ctime_ns = ts_ns(&st.st_ctim);
+	f->size = (uint64_t)st.st_size;
 	o = talloc_zero(s, struct aiod_open);
 	if (o == NULL) {
 		return -ENOMEM;
@@ -197,7 +347,9 @@ int aiod_open_add(struct aiod_ctx *ctx, struct aiod_session *s, int fd, const ch
 	}
 	o->file = f;
 	o->name = talloc_strdup(o, name);
-	f->opens++;
+	if (f->opens++ == 0) {
+		ctx->nfiles_open++;
+	}
 	o->next = *aiod_session_opens(s);
 	*aiod_session_opens(s) = o;
 	if (f->name == NULL || strcmp(f->name, o->name) != 0) {
@@ -206,7 +358,7 @@ int aiod_open_add(struct aiod_ctx *ctx, struct aiod_session *s, int fd, const ch
 	}
 	aiod_stream_classify(ctx, o);
 	if (f->sclass != NULL && o->readable) {
-		int ret = aiod_admission_admit(ctx, o, f->sclass->bitrate);
+		ret = aiod_admission_admit(ctx, o, f->sclass->bitrate);
 		if (ret != 0) {
 			o->fd = -1;	/* the caller still owns fd and closes it */
 			aiod_open_close(ctx, s, o);	/* also puts the file */
@@ -217,20 +369,18 @@ int aiod_open_add(struct aiod_ctx *ctx, struct aiod_session *s, int fd, const ch
 	return 0;
 }
 
+/*
+ * No stamp is taken here: a stamp taken at the last close would vouch for
+ * blocks cached before a change made while the file was open (the change's
+ * notification may still be queued). The stamp of the last OPEN stands.
+ */
 static void open_free(struct aiod_ctx *ctx, struct aiod_open *o)
 {
 	struct aiod_file *f = o->file;
-	struct stat st;
 
-	if (f->opens == 1 && fstat(o->fd, &st) == 0) {
-		f->mtime_ns = ts_ns(&st.st_mtim);
-		f->ctime_ns = ts_ns(&st.st_ctim);
-		f->size = (uint64_t)st.st_size;
-	}
 	aiod_admission_release(ctx, o);
-	aiod_file_put(ctx, f);
-	/* Keep the file while it has cached blocks: its stamp validates them later. */
 	talloc_free(o);
+	aiod_file_put(ctx, f);
 }
 
 void aiod_open_close(struct aiod_ctx *ctx, struct aiod_session *s, struct aiod_open *o)

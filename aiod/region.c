@@ -1,8 +1,15 @@
 /*
  * The shared buffer region: an anonymous memfd (no name any other process
  * could open), mapped shared, pre-faulted and locked so a cache hit never
- * waits for a page fault or swap (paper 3.1.3.2.1). Clients receive the
+ * waits for a page fault or swap (paper 3.1.3.2.1). Clients receive a
  * descriptor over the control socket.
+ *
+ * Every client maps it, so no client may break it for the others: its size
+ * is sealed (a client's ftruncate would SIGBUS every other mapping), and a
+ * client that does not copy writes into it (the module's default) gets a
+ * read-only descriptor, which cannot be mapped writable. A root process can
+ * still reopen it through /proc; root is trusted (it can read the files
+ * anyway), and only root may attach to aiod with data access (listener.c).
  *
  * Huge pages matter beyond aiod: every smbd maps the region afresh and pays a
  * page fault for each 64 KiB it first touches, where a 2 MiB page needs one
@@ -14,6 +21,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,14 +58,16 @@ int aiod_region_create(struct aiod_ctx *ctx, char *err, size_t errlen)
 	struct rtio_shm_header *h;
 	uint32_t nblocks = (uint32_t)(ctx->cfg->cache_size / ctx->cfg->block_size);
 	unsigned long long huge_kib;
+	char path[64];
 	int ret;
 
 	memset(r, 0, sizeof(*r));
 	r->fd = -1;
+	r->ro_fd = -1;
 	r->block_size = ctx->cfg->block_size;
 	r->nblocks = nblocks;
 	r->size = rtio_shm_region_size(r->block_size, nblocks);
-	r->fd = memfd_create("rtio-cache", MFD_CLOEXEC);
+	r->fd = memfd_create("rtio-cache", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (r->fd < 0) {
 		snprintf(err, errlen, "memfd_create: %s", strerror(errno));
 		return -errno;
@@ -66,6 +76,21 @@ int aiod_region_create(struct aiod_ctx *ctx, char *err, size_t errlen)
 		ret = -errno;
 		snprintf(err, errlen, "sizing the %llu byte cache region: %s",
 			 (unsigned long long)r->size, strerror(errno));
+		aiod_region_destroy(r);
+		return ret;
+	}
+	if (fcntl(r->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+		ret = -errno;
+		snprintf(err, errlen, "sealing the cache region: %s", strerror(errno));
+		aiod_region_destroy(r);
+		return ret;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", r->fd);
+	r->ro_fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (r->ro_fd < 0) {
+		ret = -errno;
+		snprintf(err, errlen, "opening the cache region read-only (%s): %s", path,
+			 strerror(errno));
 		aiod_region_destroy(r);
 		return ret;
 	}
@@ -127,5 +152,9 @@ void aiod_region_destroy(struct aiod_region *r)
 	if (r->fd >= 0) {
 		close(r->fd);
 		r->fd = -1;
+	}
+	if (r->ro_fd >= 0) {
+		close(r->ro_fd);
+		r->ro_fd = -1;
 	}
 }

@@ -550,6 +550,16 @@ static void session_connect(struct aiod_session *s, const struct rtio_connect_re
 	rtio_hdr_init(&rep.hdr, RTIO_OP_CONNECT, sizeof(rep), req->hdr.req_id);
 	rep.hdr.flags = RTIO_F_REPLY;
 	memcpy(s->client, req->client, sizeof(s->client) - 1);
+	if (s->uid != 0) {
+		/*
+		 * The region holds every cached byte of every file: only root, which
+		 * can read the files anyway, may map it. allow_users/allow_groups
+		 * grant monitoring (STATS, FILE_STATS), not data.
+		 */
+		session_connect_fail(s, &rep, -EACCES,
+				     "CONNECT from a non-root user: data sessions need root");
+		return;
+	}
 	if (s->monitor) {
 		/* Accepted beyond max_sessions for monitoring: no room for a session. */
 		AIOD_WARN_RL(&ctx->full_log, "refused client pid %d (%s): [global] max_sessions = "
@@ -576,9 +586,9 @@ static void session_connect(struct aiod_session *s, const struct rtio_connect_re
 		session_connect_fail(s, &rep, -ENOMEM, "out of memory");
 		return;
 	}
-	fds[2] = ctx->region.fd;
-	rep.session_id = s->id;
 	rep.features = req->features & RTIO_FEAT_ALL;
+	fds[2] = (rep.features & RTIO_FEAT_SHM_WRITE) ? ctx->region.fd : ctx->region.ro_fd;
+	rep.session_id = s->id;
 	rep.shm_size = ctx->region.size;
 	rep.block_size = ctx->region.block_size;
 	rep.max_inflight = session_depth(ctx);

@@ -210,6 +210,13 @@ static int client_new(TALLOC_CTX *mem_ctx, const char *socket_path, int timeout_
 int rtio_client_connect(TALLOC_CTX *mem_ctx, const char *socket_path, const char *name,
 			int timeout_ms, struct rtio_client **out)
 {
+	return rtio_client_connect_features(mem_ctx, socket_path, name, timeout_ms, RTIO_FEAT_ALL,
+					    out);
+}
+
+int rtio_client_connect_features(TALLOC_CTX *mem_ctx, const char *socket_path, const char *name,
+				 int timeout_ms, uint32_t features, struct rtio_client **out)
+{
 	struct rtio_client *c;
 	struct rtio_connect_req req;
 	union rtio_msg rep;
@@ -227,7 +234,7 @@ int rtio_client_connect(TALLOC_CTX *mem_ctx, const char *socket_path, const char
 	memset(&req, 0, sizeof(req));
 	rtio_hdr_init(&req.hdr, RTIO_OP_CONNECT, sizeof(req), 0);
 	req.pid = (uint32_t)c->owner;
-	req.features = RTIO_FEAT_ALL;
+	req.features = features & RTIO_FEAT_ALL;
 	snprintf(req.client, sizeof(req.client), "%s", name != NULL ? name : "client");
 	ret = client_control(c, &req, sizeof(req), NULL, 0, &rep, fds, 3);
 	if (ret < 0) {
@@ -251,7 +258,9 @@ int rtio_client_connect(TALLOC_CTX *mem_ctx, const char *socket_path, const char
 		talloc_free(c);
 		return -EPROTO;
 	}
-	map = mmap(NULL, c->shm_size, PROT_READ | PROT_WRITE, MAP_SHARED, fds[2], 0);
+	map = mmap(NULL, c->shm_size,
+		   (c->features & RTIO_FEAT_SHM_WRITE) ? PROT_READ | PROT_WRITE : PROT_READ,
+		   MAP_SHARED, fds[2], 0);
 	ret = errno;
 	close(fds[2]);
 	if (map == MAP_FAILED) {
@@ -918,6 +927,10 @@ int rtio_client_pwrite_start(struct rtio_client *c, uint64_t file_id, const void
 			     off_t off, rtio_client_done_fn done, void *private_data,
 			     struct rtio_client_io **out)
 {
+	*out = NULL;
+	if (!rtio_client_has_feature(c, RTIO_FEAT_SHM_WRITE)) {
+		return -EPERM;	/* the region is mapped read-only: a store would fault */
+	}
 	/* The library never writes through buf for a write. */
 	return io_start(c, RTIO_IO_WRITE, file_id, (void *)(uintptr_t)buf, n, off, false, done,
 			private_data, out);

@@ -56,6 +56,13 @@ struct rtio_file {
  */
 int rtio_client_connect(TALLOC_CTX *mem_ctx, const char *socket_path, const char *name,
 			int timeout_ms, struct rtio_client **out);
+/*
+ * The same, asking only for the RTIO_FEAT_* in features. Without
+ * RTIO_FEAT_SHM_WRITE the shared region is mapped read-only and
+ * rtio_client_pwrite*() fail with -EPERM (use WROTE instead).
+ */
+int rtio_client_connect_features(TALLOC_CTX *mem_ctx, const char *socket_path, const char *name,
+				 int timeout_ms, uint32_t features, struct rtio_client **out);
 
 /*
  * A connection for rtio_client_stats() and rtio_client_file_stats() only:

@@ -62,7 +62,13 @@ enum rtio_op {
 /* Feature bits negotiated at CONNECT (both sides AND their sets). */
 #define RTIO_FEAT_STREAMS   0x0001u	/* OPEN may carry a deadline class */
 #define RTIO_FEAT_WROTE     0x0002u	/* aiod understands RTIO_OP_WROTE */
-#define RTIO_FEAT_ALL       (RTIO_FEAT_STREAMS | RTIO_FEAT_WROTE)
+/*
+ * The client copies writes into the shared region (WRITE0/WRITE1): only then
+ * does it get a descriptor it can map writable. Every other client gets a
+ * read-only one, so no stray store of any smbd can change another's bytes.
+ */
+#define RTIO_FEAT_SHM_WRITE 0x0004u
+#define RTIO_FEAT_ALL       (RTIO_FEAT_STREAMS | RTIO_FEAT_WROTE | RTIO_FEAT_SHM_WRITE)
 
 struct rtio_hdr {
 	uint32_t magic;		/* both: RTIO_MAGIC */
@@ -180,6 +186,10 @@ struct rtio_stats_rep {
 	uint64_t admission_refused;
 	uint64_t admission_demoted;
 	uint64_t writebacks;		/* aggregated writeback requests (write aggregation) */
+	uint64_t file_records;		/* files aiod keeps: open, or with cached blocks */
+	uint64_t watches;		/* of them, watched for outside changes (inotify) */
+	uint64_t outside_changes;	/* changes by writers aiod was not told about */
+	uint64_t outside_blocks;	/* cached blocks those changes dropped */
 };
 
 /* FILE_STATS: the index-th file aiod knows; -ENOENT past the last. */
@@ -261,7 +271,7 @@ _Static_assert(sizeof(struct rtio_close_req) == 40, "rtio_close_req");
 _Static_assert(sizeof(struct rtio_ftruncate_req) == 48, "rtio_ftruncate_req");
 _Static_assert(sizeof(struct rtio_unlink_req) == 48, "rtio_unlink_req");
 _Static_assert(sizeof(struct rtio_invalidate_req) == 56, "rtio_invalidate_req");
-_Static_assert(sizeof(struct rtio_stats_rep) == 224, "rtio_stats_rep");
+_Static_assert(sizeof(struct rtio_stats_rep) == 256, "rtio_stats_rep");
 _Static_assert(sizeof(struct rtio_file_stats_req) == 40, "rtio_file_stats_req");
 _Static_assert(sizeof(struct rtio_file_stats_rep) == 208, "rtio_file_stats_rep");
 _Static_assert(sizeof(struct rtio_io_req) == 56, "rtio_io_req");

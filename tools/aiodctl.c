@@ -80,6 +80,10 @@ static int cmd_stats(struct rtio_client *c)
 	P(admission_refused);
 	P(admission_demoted);
 	P(writebacks);
+	P(file_records);
+	P(watches);
+	P(outside_changes);
+	P(outside_blocks);
 #undef P
 	return 0;
 }

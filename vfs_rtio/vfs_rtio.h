@@ -78,6 +78,7 @@ struct vfs_rtio_session {
 	struct vfs_rtio_session *prev, *next;
 	const char *socket_path;
 	int timeout_ms;
+	bool shm_write;			/* a share writes through aiod's buffer (rtio:write = aiod) */
 	pid_t pid;
 	unsigned nconn;			/* tree connects using this session */
 	struct tevent_context *ev;

@@ -264,10 +264,16 @@ static void vfs_rtio_aio_submit_sync(struct vfs_rtio_aio *a, struct rtio_client 
 	vfs_rtio_aio_result(a, result);
 }
 
-/* rtio:write = local, and this aiod understands WROTE: smbd writes, aiod is told. */
+/*
+ * rtio:write = local (or the session's region is read-only because it was
+ * attached for such a share), and this aiod understands WROTE: smbd writes,
+ * aiod is told.
+ */
 static bool vfs_rtio_writes_locally(struct vfs_handle_struct *handle, struct rtio_client *client)
 {
-	return vfs_rtio_write_local(handle) && rtio_client_has_feature(client, RTIO_FEAT_WROTE);
+	return (vfs_rtio_write_local(handle) ||
+		!rtio_client_has_feature(client, RTIO_FEAT_SHM_WRITE)) &&
+	       rtio_client_has_feature(client, RTIO_FEAT_WROTE);
 }
 
 /* Bytes a local write may have changed: all it was asked for when it failed. */

@@ -93,6 +93,8 @@ struct vfs_rtio_session *vfs_rtio_session_get(const struct vfs_rtio_config *conf
 				s->ev = ev;
 			}
 			s->nconn++;
+			/* Asked for at the next attach; until then its writes go WROTE. */
+			s->shm_write |= !config->write_local;
 			return s;
 		}
 	}
@@ -107,6 +109,7 @@ struct vfs_rtio_session *vfs_rtio_session_get(const struct vfs_rtio_config *conf
 		return NULL;
 	}
 	s->timeout_ms = config->timeout_ms;
+	s->shm_write = !config->write_local;
 	s->pid = getpid();
 	s->ev = ev;
 	s->watch_fd[0] = s->watch_fd[1] = -1;
@@ -285,7 +288,11 @@ static int vfs_rtio_session_attach(struct vfs_rtio_session *s)
 	 * runs on behalf of a tree connect or an I/O request.
 	 */
 	become_root();
-	ret = rtio_client_connect(s, s->socket_path, "smbd", s->timeout_ms, &client);
+	/* Without writes through aiod's buffer the region is mapped read-only. */
+	ret = rtio_client_connect_features(s, s->socket_path, "smbd", s->timeout_ms,
+					   s->shm_write ? RTIO_FEAT_ALL
+							: RTIO_FEAT_ALL & ~RTIO_FEAT_SHM_WRITE,
+					   &client);
 	unbecome_root();
 	if (ret < 0) {
 		s->last_error = ret;

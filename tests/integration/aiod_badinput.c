@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -42,7 +43,7 @@ struct raw {
 	uint32_t max_io;
 };
 
-static int raw_connect(const char *path, struct raw *r)
+static int raw_connect(const char *path, uint32_t features, struct raw *r)
 {
 	struct rtio_connect_req req;
 	union rtio_msg rep;
@@ -57,6 +58,7 @@ static int raw_connect(const char *path, struct raw *r)
 	memset(&req, 0, sizeof(req));
 	rtio_hdr_init(&req.hdr, RTIO_OP_CONNECT, sizeof(req), 1);
 	req.pid = (uint32_t)getpid();
+	req.features = features;
 	strcpy(req.client, "badinput");
 	if (rtio_sock_send(r->sock, &req, sizeof(req), NULL, 0) != 0) {
 		return -EIO;
@@ -70,6 +72,53 @@ static int raw_connect(const char *path, struct raw *r)
 	r->shm = fds[2];
 	r->max_io = rep.connect_rep.max_io;
 	return 0;
+}
+
+static void raw_close(struct raw *r)
+{
+	close(r->sock);
+	mq_close(r->reqq);
+	mq_close(r->repq);
+	close(r->shm);
+}
+
+/*
+ * The shared region must survive any client: its size is sealed (a client's
+ * ftruncate would SIGBUS every other smbd), and a client that did not ask to
+ * write into it can map it only read-only.
+ */
+static void check_region(const char *path)
+{
+	struct raw ro, rw;
+	struct stat st;
+	void *map;
+	int seals;
+
+	CHECK(raw_connect(path, 0, &ro) == 0, "CONNECT without RTIO_FEAT_SHM_WRITE");
+	CHECK(fstat(ro.shm, &st) == 0 && st.st_size > 0, "region descriptor has a size");
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, ro.shm, 0);
+	CHECK(map == MAP_FAILED && errno == EACCES,
+	      "read-only client cannot map the region writable (%s)",
+	      map == MAP_FAILED ? strerror(errno) : "it could");
+	if (map != MAP_FAILED) {
+		munmap(map, (size_t)st.st_size);
+	}
+	CHECK(ftruncate(ro.shm, 4096) != 0, "read-only client cannot truncate the region");
+	CHECK(write(ro.shm, "x", 1) < 0, "read-only client cannot write the region");
+	raw_close(&ro);
+
+	CHECK(raw_connect(path, RTIO_FEAT_SHM_WRITE, &rw) == 0, "CONNECT with RTIO_FEAT_SHM_WRITE");
+	seals = fcntl(rw.shm, F_GET_SEALS);
+	CHECK(seals >= 0 && (seals & (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)) ==
+				    (F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL),
+	      "region sealed against shrink, grow and new seals (0x%x)", seals);
+	CHECK(ftruncate(rw.shm, 4096) != 0 && errno == EPERM,
+	      "writer client cannot shrink the region (%s)", strerror(errno));
+	CHECK(ftruncate(rw.shm, (off_t)st.st_size * 2) != 0 && errno == EPERM,
+	      "writer client cannot grow the region");
+	CHECK(fcntl(rw.shm, F_ADD_SEALS, F_SEAL_WRITE) != 0,
+	      "writer client cannot add seals (would stop aiod's own writes)");
+	raw_close(&rw);
 }
 
 static int send_q(struct raw *r, const void *m, size_t len)
@@ -150,7 +199,9 @@ int main(int argc, char **argv)
 	path = argv[1];
 	dir = argv[2];
 	CHECK(alive(path, &perr0), "aiod answers before the test");
-	ret = raw_connect(path, &r);
+	check_region(path);
+	CHECK(alive(path, NULL), "aiod answers after the region checks");
+	ret = raw_connect(path, 0, &r);
 	CHECK(ret == 0, "raw CONNECT (%s)", strerror(-ret));
 	if (ret != 0) {
 		return 1;

@@ -15,6 +15,14 @@ t_aiod_stress() {
 	rm -rf "$IT_T/data/stress"
 }
 
+# 50,000 distinct files opened, read and closed: aiod gives their records
+# (and watches) back, its memory returns, and a listing walks what is kept.
+t_aiod_many_files() {
+	mkdir -p "$IT_T/data/many"
+	"$BUILD/test/aiod_manyfiles" "$(AIOD_SOCK)" "$IT_T/data/many" "$IT_AIOD_PID" 50000
+	rmdir "$IT_T/data/many"
+}
+
 # Malformed, truncated, wrong-version, unknown-op messages, bad ids, bad lengths.
 t_aiod_bad_input() {
 	"$BUILD/test/aiod_badinput" "$(AIOD_SOCK)" "$IT_T/data"

@@ -11,6 +11,9 @@
  *   then one command per line on stdin:
  *     read        read the whole file, compare     -> "ok read MS" | "MISMATCH ..."
  *     write SEED  rewrite it with new bytes, read back -> "ok write MS" | "MISMATCH ..."
+ *     expect PATH read it over SMB and compare with the local file PATH (someone
+ *                 else changed it: a local process, another smbd)
+ *                                                   -> "ok expect MS" | "MISMATCH ..."
  *     quit
  */
 #include <errno.h>
@@ -70,9 +73,28 @@ static int rewrite(uint64_t seed)
 	return check("write");
 }
 
+/* The file now holds what the local file path holds (same size). */
+static int expect(const char *path)
+{
+	FILE *lf = fopen(path, "rb");
+	size_t n;
+
+	if (lf == NULL) {
+		printf("ERROR expect: %s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	n = fread(want, 1, size + 1, lf);
+	fclose(lf);
+	if (n != size) {
+		printf("ERROR expect: %s holds %zu bytes, want %zu\n", path, n, size);
+		return 1;
+	}
+	return check("expect");
+}
+
 int main(int argc, char **argv)
 {
-	char line[128];
+	char line[600];
 	int bad = 0;
 
 	if (argc != 4) {
@@ -109,6 +131,12 @@ int main(int argc, char **argv)
 			bad = rewrite(strtoull(line + 5, NULL, 0));
 			if (!bad) {
 				printf("ok write %lld\n", now_ms() - t0);
+			}
+		} else if (strncmp(line, "expect ", 7) == 0) {
+			line[strcspn(line, "\n")] = '\0';
+			bad = expect(line + 7);
+			if (!bad) {
+				printf("ok expect %lld\n", now_ms() - t0);
 			}
 		} else if (strncmp(line, "quit", 4) == 0) {
 			break;

@@ -62,6 +62,10 @@ done
 for share in plain rtio; do
 	run "sparse-2GiB-$share" t_sparse "$share"
 done
+run writer-local t_writer_local
+run writer-fallback-limit t_writer_fallback_limit
+run writer-fallback-stall t_writer_fallback_stall
+run writer-growing-file t_writer_growing
 run stall-aiod t_stall
 run fault-kill-aiod t_fault "$SEED" rtio
 run fault-kill-aiod-aiodwrites t_fault "$SEED" rtioaiod
