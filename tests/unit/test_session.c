@@ -13,6 +13,14 @@
  * aiod return the new bytes, never the cached old ones; and write
  * aggregation, which only runs while a stream is open.
  *
+ * And aiod at its limits: clients that never read their replies (the session
+ * ends inside the receive loop: ASan sees any use after free), the process
+ * out of descriptors (accept backs off; OPEN answered EMFILE), the per-
+ * session cap on opens, O_APPEND refused, UNLINK only for files the session
+ * had, the per-session pin quota, and monitor connections beyond
+ * max_sessions. Raw clients (struct raw_client) break the rules the client
+ * library keeps.
+ *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
