@@ -58,7 +58,7 @@ include bench/stream/stream.mk
 build: $(BUILD)/aiod $(BUILD)/aiodctl $(BUILD)/librtio-client.a $(BUILD)/rtio.so unit-build \
 	$(BUILD)/emudisk $(BUILD)/rtio-stream \
 	$(BUILD)/test/aiod_stress $(BUILD)/test/aiod_badinput $(BUILD)/test/aiod_admission \
-	$(BUILD)/test/aiod_manyfiles
+	$(BUILD)/test/aiod_manyfiles $(BUILD)/test/aiod_limits
 
 $(BUILD)/obj/%.o: %.c $(COMMON_HDR) $(AIOD_HDR)
 	@mkdir -p $(dir $@)

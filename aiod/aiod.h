@@ -33,11 +33,13 @@
 #include "cache.h"
 #include "config.h"
 #include "engine.h"
+#include "log.h"
 #include "rtio_proto.h"
 
 struct aiod_session;
 struct aiod_req;
 struct aiod_watch;
+struct aiod_known;
 
 /*
  * Requests are dataplane.c's; a session only keeps a list of its requests in
@@ -141,6 +143,14 @@ struct aiod_ctx {
 	struct aiod_engine *engine;
 	int listen_fd;
 	struct tevent_fd *listen_fde;
+	struct tevent_timer *listen_backoff;	/* accepting paused: out of descriptors */
+	struct aiod_ratelimit accept_log;	/* accept() failing */
+	struct aiod_ratelimit refuse_log;	/* clients not allowed to connect */
+	struct aiod_ratelimit full_log;		/* clients turned away: max_sessions reached */
+	uint32_t nmonitors;			/* STATS-only connections beyond max_sessions */
+	struct aiod_ratelimit resource_log;	/* sessions short of descriptors or queues */
+	struct aiod_known *known_ended;	/* files of ended sessions, for their process's next one */
+	uint32_t nknown_ended;
 	struct aiod_session *sessions;
 	uint32_t nsessions;
 	uint32_t next_session_id;
@@ -178,19 +188,38 @@ int aiod_listener_start(struct aiod_ctx *ctx, char *err, size_t errlen);
 void aiod_listener_stop(struct aiod_ctx *ctx);
 
 /* session.c */
-/* An authenticated connection: the session waits for CONNECT (5 s). */
-struct aiod_session *aiod_session_create(struct aiod_ctx *ctx, int sock, pid_t pid, uid_t uid);
+/*
+ * An authenticated connection: the session waits for CONNECT (5 s idle). A
+ * monitor connection, accepted beyond max_sessions, answers STATS and
+ * FILE_STATS and refuses CONNECT (EUSERS).
+ */
+#define AIOD_MONITOR_SLOTS 4
+struct aiod_session *aiod_session_create(struct aiod_ctx *ctx, int sock, pid_t pid, uid_t uid,
+					 bool monitor);
 void aiod_session_destroy(struct aiod_session *s, const char *why);
 int aiod_session_reply(struct aiod_session *s, const void *msg, size_t len);
 struct aiod_lease *aiod_lease_new(struct aiod_session *s);
 struct aiod_lease *aiod_lease_find(struct aiod_session *s, uint64_t token);
-void aiod_lease_release(struct aiod_ctx *ctx, struct aiod_lease *l);
+void aiod_lease_release(struct aiod_session *s, struct aiod_lease *l);
+/*
+ * Block references s holds through its leases and requests, for its pin
+ * quota: dataplane.c counts those a request takes (pin) and drops (unpin);
+ * a lease's are dropped by aiod_lease_release().
+ */
+void aiod_session_pin(struct aiod_session *s, uint32_t n);
+void aiod_session_unpin(struct aiod_session *s, uint32_t n);
+uint32_t aiod_session_pinned(const struct aiod_session *s);
 uint32_t aiod_session_id(const struct aiod_session *s);
+bool aiod_session_connected(const struct aiod_session *s);
 pid_t aiod_session_pid(const struct aiod_session *s);
 struct aiod_open **aiod_session_opens(struct aiod_session *s);
 struct aiod_session *aiod_session_next(struct aiod_session *s);
 int aiod_session_sock(const struct aiod_session *s);
 uint64_t aiod_session_next_file_id(struct aiod_session *s);
+/* s registered (dev, ino): from now on it may UNLINK it. */
+void aiod_session_note_file(struct aiod_session *s, uint64_t dev, uint64_t ino);
+/* Whether s has (dev, ino) open or registered it before (in its process's earlier sessions too). */
+bool aiod_session_may_unlink(struct aiod_session *s, uint64_t dev, uint64_t ino);
 /* A request of this session started / finished (teardown must detach the ones in flight). */
 void aiod_session_req_add(struct aiod_session *s, struct aiod_req *r);
 void aiod_session_req_remove(struct aiod_session *s, struct aiod_req *r);
@@ -222,9 +251,13 @@ void aiod_watch_remove(struct aiod_ctx *ctx, struct aiod_file *f);
 void aiod_watch_drain(struct aiod_ctx *ctx);
 uint32_t aiod_watch_count(const struct aiod_ctx *ctx);
 
-/* control.c: one control message from a session's socket. */
+/*
+ * control.c: one control message from a session's socket, with the nfds
+ * descriptors it carried; fd_err is -EMFILE when it carried some that aiod,
+ * out of descriptors, could not take (0 otherwise).
+ */
 void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union rtio_msg *m,
-			 size_t len, int *fds, unsigned nfds);
+			 size_t len, int *fds, unsigned nfds, int fd_err);
 
 /* dataplane.c */
 void aiod_data_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union rtio_msg *m,

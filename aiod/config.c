@@ -47,6 +47,9 @@ static const struct key_desc keys[] = {
 	  "0 errors, 1 warnings, 2 notices, 3 info, 4 debug." },
 	{ "global", "max_sessions", K_INT, OFF(max_sessions), "1024", 1, 65536, true,
 	  "Most concurrent client sessions (one per smbd process)." },
+	{ "global", "max_opens_per_session", K_INT, OFF(max_opens_per_session), "1024", 1, 1048576,
+	  true, "Most files one session may have registered at once; more are refused with EMFILE "
+	  "and smbd does their I/O itself." },
 	{ "cache", "size", K_SIZE, OFF(cache_size), "256M", 16ull << 20, 64ull << 30, false,
 	  "Shared buffer cache size (locked in memory)." },
 	{ "cache", "block_size", K_SIZE, OFF(block_size), "1M", 64ull << 10, 16ull << 20, false,
@@ -59,6 +62,9 @@ static const struct key_desc keys[] = {
 	  "Read files with O_DIRECT so the shared cache is the only cache of file data." },
 	{ "cache", "pin_wait_ms", K_INT, OFF(pin_wait_ms), "2000", 0, 60000, true,
 	  "How long a request waits for a free block when all are pinned, then fails with ENOBUFS." },
+	{ "cache", "session_pin_pct", K_INT, OFF(session_pin_pct), "25", 1, 100, true,
+	  "Share of the cache (percent) one session may hold pinned, at least one max_io request; "
+	  "beyond it only that session's requests wait (pin_wait_ms, then ENOBUFS). 100 = no limit." },
 	{ "engine", "queue_depth", K_INT, OFF(queue_depth), "32", 1, 4096, false,
 	  "Most device requests in flight; bounds how long an urgent read waits behind bulk reads." },
 	{ "engine", "session_inflight", K_INT, OFF(session_inflight), "64", 1, 1024, false,

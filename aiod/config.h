@@ -34,6 +34,7 @@ struct aiod_config {
 	unsigned n_allow_gids;
 	int log_level;
 	uint32_t max_sessions;
+	uint32_t max_opens_per_session;
 	/* [cache] */
 	uint64_t cache_size;
 	uint32_t block_size;
@@ -41,6 +42,7 @@ struct aiod_config {
 	bool hugepages;
 	bool direct_io;
 	uint32_t pin_wait_ms;
+	uint32_t session_pin_pct;
 	/* [engine] */
 	uint32_t queue_depth;
 	uint32_t session_inflight;

@@ -6,6 +6,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -17,7 +18,11 @@
 
 static void fill_stats(struct aiod_ctx *ctx, struct rtio_stats_rep *r)
 {
-	r->sessions = ctx->nsessions;
+	/* Sessions that said CONNECT: not monitors, nor connections still silent. */
+	r->sessions = 0;
+	for (struct aiod_session *s = ctx->sessions; s != NULL; s = aiod_session_next(s)) {
+		r->sessions += aiod_session_connected(s);
+	}
 	r->files = ctx->nfiles_open;
 	r->file_records = ctx->nfiles;
 	r->watches = aiod_watch_count(ctx);
@@ -78,8 +83,35 @@ static int fill_file_stats(struct aiod_ctx *ctx, uint32_t index, struct rtio_fil
 	return 0;
 }
 
+/*
+ * Whether s may register fd. Within its share of aiod's descriptors: one
+ * smbd must not take them all from the others. And not O_APPEND: Linux
+ * writes such a descriptor at the end of the file whatever offset pwrite()
+ * names, so a write aiod (WRITE1) or smbd (WROTE) reports at an offset lands
+ * elsewhere, and the cache would serve bytes at offsets the file lacks.
+ */
+static int open_admissible(const struct aiod_ctx *ctx, struct aiod_session *s, int fd)
+{
+	uint32_t n = 0;
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0) {
+		return -errno;
+	}
+	if (fl & O_APPEND) {
+		return -EINVAL;
+	}
+	/* Bounded by the cap itself: cheaper than keeping a count in step with files.c. */
+	for (struct aiod_open *o = *aiod_session_opens(s); o != NULL; o = o->next) {
+		if (++n >= ctx->cfg->max_opens_per_session) {
+			return -EMFILE;
+		}
+	}
+	return 0;
+}
+
 void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union rtio_msg *m,
-			 size_t len, int *fds, unsigned nfds)
+			 size_t len, int *fds, unsigned nfds, int fd_err)
 {
 	union rtio_msg rep;
 	size_t rep_len = rtio_msg_expected_len(m->hdr.opcode, 1);
@@ -90,7 +122,7 @@ void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const uni
 	memset(&rep, 0, sizeof(rep));
 	rtio_hdr_init(&rep.hdr, m->hdr.opcode, (uint32_t)rep_len, m->hdr.req_id);
 	rep.hdr.flags = RTIO_F_REPLY;
-	if (m->hdr.opcode != RTIO_OP_OPEN && nfds > 0) {
+	if (m->hdr.opcode != RTIO_OP_OPEN && (nfds > 0 || fd_err != 0)) {
 		ret = -EPROTO;	/* only OPEN carries a descriptor */
 		goto reply;
 	}
@@ -98,8 +130,19 @@ void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const uni
 	case RTIO_OP_OPEN: {
 		char name[RTIO_NAME_MAX];
 
+		if (fd_err != 0) {
+			/* Out of descriptors: the file's I/O stays with the client. */
+			SESS_WARN_RL(&ctx->resource_log, s, "OPEN: no descriptor left to take the "
+				     "client's (%s)", strerror(-fd_err));
+			ret = fd_err;
+			goto reply;
+		}
 		if (nfds != 1) {
 			ret = -EBADF;
+			goto reply;
+		}
+		ret = open_admissible(ctx, s, fds[0]);
+		if (ret != 0) {
 			goto reply;
 		}
 		memcpy(name, m->open_req.name, sizeof(name));
@@ -109,6 +152,7 @@ void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const uni
 			goto reply;
 		}
 		nfds = 0;	/* the open owns the descriptor now */
+		aiod_session_note_file(s, o->file->dev, o->file->ino);
 		rep.open_rep.file_id = o->id;
 		rep.open_rep.dev = o->file->dev;
 		rep.open_rep.ino = o->file->ino;
@@ -158,6 +202,11 @@ void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const uni
 					    m->invalidate_req.offset, m->invalidate_req.length);
 		break;
 	case RTIO_OP_UNLINK:
+		/* It drops every cached block of the file: only for whoever had the file. */
+		if (!aiod_session_may_unlink(s, m->unlink_req.dev, m->unlink_req.ino)) {
+			ret = -EPERM;
+			break;
+		}
 		aiod_file_forget(ctx, m->unlink_req.dev, m->unlink_req.ino);
 		break;
 	case RTIO_OP_STATS:

@@ -12,6 +12,11 @@
  * kernel has the data, copies it into any cached blocks so every reader sees
  * it, then answers. Nothing acknowledged lives only in aiod.
  *
+ * Each session may hold at most its share of the cache pinned ([cache]
+ * session_pin_pct): beyond it its requests wait for its own blocks to come
+ * back (and fail with ENOBUFS after pin_wait_ms), while the other sessions'
+ * requests go past them.
+ *
  * WROTE is the cheaper write path vfs_rtio takes by default: smbd already
  * wrote the bytes into the page cache itself (one copy instead of two), and
  * aiod drops the cached blocks of the range before it answers, so no reader
@@ -100,22 +105,36 @@ void aiod_req_orphan(struct aiod_req *r)
 }
 
 
+static void blocked_fix_tail(struct aiod_ctx *ctx)
+{
+	ctx->blocked_tail = NULL;
+	for (struct aiod_req *q = ctx->blocked; q != NULL; q = q->bnext) {
+		ctx->blocked_tail = q;
+	}
+}
+
+/* Take r off ctx->blocked, wherever it waits. */
+static void blocked_remove(struct aiod_ctx *ctx, struct aiod_req *r)
+{
+	struct aiod_req **pp = &ctx->blocked;
+
+	while (*pp != NULL && *pp != r) {
+		pp = &(*pp)->bnext;
+	}
+	if (*pp == r) {
+		*pp = r->bnext;
+	}
+	r->bnext = NULL;
+	r->blocked = false;
+	blocked_fix_tail(ctx);
+}
+
 static int req_destructor(struct aiod_req *r)
 {
 	struct aiod_ctx *ctx = r->ctx;
 
 	if (r->blocked) {
-		struct aiod_req **pp = &ctx->blocked;
-		while (*pp != NULL && *pp != r) {
-			pp = &(*pp)->bnext;
-		}
-		if (*pp == r) {
-			*pp = r->bnext;
-		}
-		ctx->blocked_tail = NULL;
-		for (struct aiod_req *q = ctx->blocked; q != NULL; q = q->bnext) {
-			ctx->blocked_tail = q;
-		}
+		blocked_remove(ctx, r);
 	}
 	if (r->s != NULL) {
 		aiod_session_req_remove(r->s, r);
@@ -126,8 +145,20 @@ static int req_destructor(struct aiod_req *r)
 	return 0;
 }
 
+/* r pins b on behalf of its session. */
+static void req_take(struct aiod_req *r, struct aiod_block *b)
+{
+	r->blocks[r->nblocks++] = b;
+	if (r->s != NULL) {
+		aiod_session_pin(r->s, 1);
+	}
+}
+
 static void req_unpin(struct aiod_req *r)
 {
+	if (r->s != NULL) {
+		aiod_session_unpin(r->s, r->nblocks);
+	}
 	for (uint32_t i = 0; i < r->nblocks; i++) {
 		aiod_cache_unref(r->ctx->cache, r->blocks[i]);
 		r->blocks[i] = NULL;
@@ -167,6 +198,41 @@ static void req_end(struct aiod_req *r, int result)
 
 /* ---- waiting for free blocks ---- */
 
+/*
+ * Most block references one session may hold: [cache] session_pin_pct of
+ * the cache, and never less than one largest request spans (an unaligned
+ * max_io touches one block more), so every request can go through alone.
+ */
+static uint32_t session_pin_quota(const struct aiod_ctx *ctx)
+{
+	uint32_t bs = ctx->cache->block_size;
+	uint32_t one = (uint32_t)(((uint64_t)ctx->cfg->max_io + 2 * bs - 2) / bs);
+	uint32_t share = (uint32_t)((uint64_t)ctx->cache->nblocks * ctx->cfg->session_pin_pct / 100);
+
+	return share > one ? share : one;
+}
+
+/* Blocks r pins at most: those its range spans (a read), or its staging blocks (a write). */
+static uint32_t req_span(const struct aiod_req *r)
+{
+	uint32_t bs = r->ctx->cache->block_size;
+
+	if (r->len == 0) {
+		return 0;
+	}
+	if (r->opcode == RTIO_OP_WRITE0) {
+		return (r->len + bs - 1) / bs;
+	}
+	return (uint32_t)((r->off + r->len - 1) / bs - r->off / bs + 1);
+}
+
+/* Whether r would take its session past its share of the cache. */
+static bool req_over_quota(const struct aiod_req *r)
+{
+	return r->s != NULL &&
+	       aiod_session_pinned(r->s) + req_span(r) > session_pin_quota(r->ctx);
+}
+
 static void blocked_timer(struct tevent_context *ev, struct tevent_timer *te, struct timeval now,
 			  void *private_data);
 
@@ -174,19 +240,21 @@ static void req_block(struct aiod_req *r)
 {
 	struct aiod_ctx *ctx = r->ctx;
 
-	if (!r->blocked) {
-		r->blocked = true;
-		r->blocked_since_ns = aiod_now_ns();
-		r->bnext = NULL;
-		if (ctx->blocked_tail != NULL) {
-			ctx->blocked_tail->bnext = r;
-		} else {
-			ctx->blocked = r;
-			(void)tevent_add_timer(ctx->ev, ctx, tevent_timeval_current_ofs(0, 100000),
-					       blocked_timer, ctx);
-		}
-		ctx->blocked_tail = r;
+	/* The retry starting r puts it back in its old place itself. */
+	if (r->blocked || ctx->retrying_blocked) {
+		return;
 	}
+	r->blocked = true;
+	r->blocked_since_ns = aiod_now_ns();
+	r->bnext = NULL;
+	if (ctx->blocked_tail != NULL) {
+		ctx->blocked_tail->bnext = r;
+	} else {
+		ctx->blocked = r;
+		(void)tevent_add_timer(ctx->ev, ctx, tevent_timeval_current_ofs(0, 100000),
+				       blocked_timer, ctx);
+	}
+	ctx->blocked_tail = r;
 }
 
 static struct aiod_req *blocked_pop(struct aiod_ctx *ctx)
@@ -194,51 +262,45 @@ static struct aiod_req *blocked_pop(struct aiod_ctx *ctx)
 	struct aiod_req *r = ctx->blocked;
 
 	if (r != NULL) {
-		ctx->blocked = r->bnext;
-		if (ctx->blocked == NULL) {
-			ctx->blocked_tail = NULL;
-		}
-		r->bnext = NULL;
-		r->blocked = false;
+		blocked_remove(ctx, r);
 	}
 	return r;
 }
 
-/* Put r, just queued at the tail by req_block(), back at the head. */
-static void blocked_to_front(struct aiod_ctx *ctx, struct aiod_req *r)
-{
-	struct aiod_req *q = ctx->blocked;
-
-	if (q == r) {
-		return;
-	}
-	while (q->bnext != r) {
-		q = q->bnext;
-	}
-	q->bnext = NULL;
-	ctx->blocked_tail = q;
-	r->bnext = ctx->blocked;
-	ctx->blocked = r;
-}
-
 void aiod_data_retry_blocked(struct aiod_ctx *ctx)
 {
+	struct aiod_req **pp = &ctx->blocked;
+
 	if (ctx->retrying_blocked) {
 		return;	/* a retry further up the stack goes on with the list */
 	}
 	ctx->retrying_blocked = true;
-	/* FIFO: stop at the first request that still does not fit. */
-	while (ctx->blocked != NULL && ctx->cache->free.count + ctx->cache->lru.count > 0) {
-		struct aiod_req *r = blocked_pop(ctx);
-		bool again;
+	/*
+	 * FIFO for the cache's blocks: stop at the first request that still
+	 * does not fit. A request waiting for its own session's blocks (over
+	 * its quota) is passed over: only its session's releases let it go.
+	 */
+	while (*pp != NULL && ctx->cache->free.count + ctx->cache->lru.count > 0) {
+		struct aiod_req *r = *pp;
+		uint64_t since = r->blocked_since_ns;
 
 		if (r->s == NULL) {
-			talloc_free(r);
+			talloc_free(r);	/* orphaned; its destructor takes it off the list */
 			continue;
 		}
-		again = r->opcode == RTIO_OP_READ0 ? read0_start(r) : write0_start(r);
-		if (again) {
-			blocked_to_front(ctx, r);
+		if (req_over_quota(r)) {
+			pp = &r->bnext;
+			continue;
+		}
+		/* Off the list while it starts (*pp is its successor now): it may end at once. */
+		blocked_remove(ctx, r);
+		if (r->opcode == RTIO_OP_READ0 ? read0_start(r) : write0_start(r)) {
+			/* Still no room: back where it waited, as long as it has waited. */
+			r->bnext = *pp;
+			*pp = r;
+			r->blocked = true;
+			r->blocked_since_ns = since;
+			blocked_fix_tail(ctx);
 			break;
 		}
 	}
@@ -254,9 +316,16 @@ static void blocked_timer(struct tevent_context *ev, struct tevent_timer *te, st
 
 	(void)te;
 	(void)now;
+	/* Oldest first: retries put a request back in its place, new ones go last. */
 	while (ctx->blocked != NULL && t - ctx->blocked->blocked_since_ns >= limit) {
 		struct aiod_req *r = blocked_pop(ctx);
-		if (r->s != NULL) {
+
+		if (r->s != NULL && req_over_quota(r)) {
+			SESS_WARN(r->s, "%s refused: the session held its share of the cache "
+				  "([cache] session_pin_pct, %u blocks) pinned for %u ms",
+				  rtio_op_name(r->opcode), session_pin_quota(ctx),
+				  ctx->cfg->pin_wait_ms);
+		} else if (r->s != NULL) {
 			SESS_WARN(r->s, "%s refused: every cache block pinned for %u ms "
 				  "(raise [cache] size)", rtio_op_name(r->opcode), ctx->cfg->pin_wait_ms);
 		}
@@ -508,7 +577,7 @@ static bool read0_hit(struct aiod_req *r)
 	uint64_t first = r->off / bs, last;
 	struct aiod_block *b[RTIO_MAX_SEGS];
 
-	if (r->len == 0) {
+	if (r->len == 0 || req_over_quota(r)) {
 		return false;
 	}
 	last = (end - 1) / bs;
@@ -526,7 +595,7 @@ static bool read0_hit(struct aiod_req *r)
 	}
 	for (uint64_t blk = first; blk <= last; blk++) {
 		aiod_cache_ref(c, b[blk - first]);
-		r->blocks[r->nblocks++] = b[blk - first];
+		req_take(r, b[blk - first]);
 		ctx->st.cache_hits++;
 	}
 	r->end = end;
@@ -581,7 +650,7 @@ static bool read0_start(struct aiod_req *r)
 			from_lru++;
 		}
 	}
-	if (need_new + from_lru > c->free.count + c->lru.count) {
+	if (req_over_quota(r) || need_new + from_lru > c->free.count + c->lru.count) {
 		req_block(r);
 		return true;
 	}
@@ -612,7 +681,7 @@ static bool read0_start(struct aiod_req *r)
 		}
 		if (b != NULL) {
 			aiod_cache_ref(c, b);
-			r->blocks[r->nblocks++] = b;
+			req_take(r, b);
 			if (b->state == AIOD_BLK_LOADING) {
 				wait_for(r, i, b);	/* coalesced miss */
 				ctx->st.cache_misses++;
@@ -624,7 +693,7 @@ static bool read0_start(struct aiod_req *r)
 		b = aiod_cache_get(c);	/* cannot fail: counted above */
 		aiod_cache_insert(c, b, o->file->dev, o->file->ino, blk);
 		aiod_cache_ref(c, b);	/* the request's pin; the load holds the other */
-		r->blocks[r->nblocks++] = b;
+		req_take(r, b);
 		ctx->st.cache_misses++;
 		wait_for(r, i, b);
 		run[nrun++] = b;
@@ -646,11 +715,11 @@ static bool write0_start(struct aiod_req *r)
 	struct aiod_ctx *ctx = r->ctx;
 	struct aiod_cache *c = ctx->cache;
 	uint32_t bs = c->block_size;
-	uint32_t n = (r->len + bs - 1) / bs;
+	uint32_t n = req_span(r);
 	struct rtio_io_rep rep;
 	struct aiod_lease *l;
 
-	if (n > c->free.count + c->lru.count) {
+	if (req_over_quota(r) || n > c->free.count + c->lru.count) {
 		req_block(r);
 		return true;
 	}
@@ -670,6 +739,7 @@ static bool write0_start(struct aiod_req *r)
 	}
 	l->write = true;
 	l->nblocks = n;
+	aiod_session_pin(r->s, n);
 	l->open = r->open;
 	r->open = NULL;
 	l->off = r->off;
@@ -934,7 +1004,7 @@ void aiod_data_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union 
 			protocol_error(ctx, s, m, len, -ENOENT);
 			return;
 		}
-		aiod_lease_release(ctx, l);
+		aiod_lease_release(s, l);
 		return;
 	case RTIO_OP_WRITE1:
 		l = aiod_lease_find(s, m->release_req.token);

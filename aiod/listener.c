@@ -54,12 +54,49 @@ static bool peer_allowed(const struct aiod_config *cfg, int sock, const struct u
 	return false;
 }
 
+/*
+ * How long accepting pauses after accept() failed for want of descriptors
+ * or memory: the waiting client stays in the backlog, and a listening socket
+ * watched meanwhile would wake the loop again at once, for nothing.
+ */
+#define AIOD_ACCEPT_BACKOFF_MS 100
+
+static void listener_resume(struct tevent_context *ev, struct tevent_timer *te,
+			    struct timeval now, void *private_data)
+{
+	struct aiod_ctx *ctx = private_data;
+
+	(void)ev;
+	(void)te;
+	(void)now;
+	ctx->listen_backoff = NULL;
+	TEVENT_FD_READABLE(ctx->listen_fde);
+}
+
+static void listener_back_off(struct aiod_ctx *ctx, int err)
+{
+	AIOD_WARN_RL(&ctx->accept_log, "accept: %s; new clients wait (accepting again every "
+		     "%d ms)", strerror(err), AIOD_ACCEPT_BACKOFF_MS);
+	if (ctx->listen_backoff != NULL) {
+		return;
+	}
+	ctx->listen_backoff = tevent_add_timer(ctx->ev, ctx,
+					       tevent_timeval_current_ofs(0, AIOD_ACCEPT_BACKOFF_MS *
+									  1000),
+					       listener_resume, ctx);
+	if (ctx->listen_backoff != NULL) {
+		/* Without the timer nothing would resume it: keep watching then. */
+		TEVENT_FD_NOT_READABLE(ctx->listen_fde);
+	}
+}
+
 static void listener_accept(struct tevent_context *ev, struct tevent_fd *fde, uint16_t flags,
 			    void *private_data)
 {
 	struct aiod_ctx *ctx = private_data;
 	struct ucred cr;
 	socklen_t crlen = sizeof(cr);
+	bool monitor;
 	int sock;
 
 	(void)ev;
@@ -67,8 +104,9 @@ static void listener_accept(struct tevent_context *ev, struct tevent_fd *fde, ui
 	(void)flags;
 	sock = accept4(ctx->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (sock < 0) {
-		if (errno != EAGAIN && errno != EINTR) {
-			AIOD_WARN("accept: %s", strerror(errno));
+		/* A client that gave up before we accepted it costs nothing. */
+		if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
+			listener_back_off(ctx, errno);
 		}
 		return;
 	}
@@ -78,19 +116,26 @@ static void listener_accept(struct tevent_context *ev, struct tevent_fd *fde, ui
 		return;
 	}
 	if (!peer_allowed(ctx->cfg, sock, &cr)) {
-		AIOD_WARN("refused client pid %d uid %u gid %u: not root and not in "
-			  "[global] allow_users/allow_groups", (int)cr.pid, (unsigned)cr.uid,
-			  (unsigned)cr.gid);
+		/* A refused client may retry at will: the log must not follow it. */
+		AIOD_WARN_RL(&ctx->refuse_log, "refused client pid %d uid %u gid %u: not root and "
+			     "not in [global] allow_users/allow_groups", (int)cr.pid,
+			     (unsigned)cr.uid, (unsigned)cr.gid);
 		close(sock);
 		return;
 	}
-	if (ctx->nsessions >= ctx->cfg->max_sessions) {
-		AIOD_WARN("refused client pid %d: [global] max_sessions = %u reached", (int)cr.pid,
-			  ctx->cfg->max_sessions);
+	/*
+	 * Sessions exhausted: a few more connections still get in, for
+	 * monitoring (STATS) and to tell a CONNECT why it is refused.
+	 */
+	monitor = ctx->nsessions >= ctx->cfg->max_sessions;
+	if (monitor && ctx->nmonitors >= AIOD_MONITOR_SLOTS) {
+		AIOD_WARN_RL(&ctx->full_log, "refused client pid %d: [global] max_sessions = %u "
+			     "reached and the %d monitor connections taken", (int)cr.pid,
+			     ctx->cfg->max_sessions, AIOD_MONITOR_SLOTS);
 		close(sock);
 		return;
 	}
-	if (aiod_session_create(ctx, sock, cr.pid, cr.uid) == NULL) {
+	if (aiod_session_create(ctx, sock, cr.pid, cr.uid, monitor) == NULL) {
 		close(sock);
 	}
 }
@@ -177,6 +222,7 @@ int aiod_listener_start(struct aiod_ctx *ctx, char *err, size_t errlen)
 
 void aiod_listener_stop(struct aiod_ctx *ctx)
 {
+	TALLOC_FREE(ctx->listen_backoff);
 	TALLOC_FREE(ctx->listen_fde);
 	if (ctx->listen_fd >= 0) {
 		close(ctx->listen_fd);

@@ -45,6 +45,23 @@ bool aiod_log_enabled(int level)
 	return level <= aiod_log_state.level;
 }
 
+bool aiod_ratelimit_ok(struct aiod_ratelimit *rl, uint64_t *suppressed)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	if (rl->next_ns != 0 && now < rl->next_ns) {
+		rl->suppressed++;
+		return false;
+	}
+	rl->next_ns = now + AIOD_LOG_INTERVAL_MS * 1000000ull;
+	*suppressed = rl->suppressed;
+	rl->suppressed = 0;
+	return true;
+}
+
 void aiod_log_msg(int level, const char *func, int line, const char *fmt, ...)
 {
 	char msg[1024];

@@ -82,15 +82,6 @@ static void mq_limits(struct aiod_ctx *ctx)
 	unsigned long msg_max = 10;
 	FILE *f;
 
-	/* Every open file of every smbd is a descriptor here. */
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-		rl.rlim_cur = rl.rlim_max;
-		if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
-			AIOD_WARN("cannot raise RLIMIT_NOFILE: %s", strerror(errno));
-		}
-	}
-	rl.rlim_cur = rl.rlim_max = RLIM_INFINITY;
-
 	if (setrlimit(RLIMIT_MSGQUEUE, &rl) == 0) {
 		ctx->mq_msg_max = 0;	/* privileged: the sysctl does not bind us */
 		return;
@@ -110,6 +101,42 @@ static void mq_limits(struct aiod_ctx *ctx)
 			    msg_max < ctx->cfg->session_inflight ? msg_max
 								 : (unsigned long)ctx->cfg->session_inflight,
 			    (unsigned long)rl.rlim_cur / per_session, (unsigned long)rl.rlim_cur);
+	}
+}
+
+/*
+ * Every session holds four descriptors (socket, pidfd, two queues) and every
+ * file an smbd registered one or two: take all the hard limit allows. What
+ * happens at the limit: new clients wait (accept pauses), a registration
+ * fails with EMFILE (that file's I/O stays in smbd); nothing else breaks.
+ */
+static void raise_nofile(const struct aiod_ctx *ctx)
+{
+	struct rlimit rl;
+	/* max_sessions sessions with a few files each, and aiod's own descriptors */
+	rlim_t want = (rlim_t)ctx->cfg->max_sessions * 8 + 64;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0) {
+		AIOD_WARN("getrlimit(RLIMIT_NOFILE): %s", strerror(errno));
+		return;
+	}
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+			AIOD_WARN("cannot raise RLIMIT_NOFILE to %llu: %s",
+				  (unsigned long long)rl.rlim_max, strerror(errno));
+			if (getrlimit(RLIMIT_NOFILE, &rl) != 0) {
+				return;
+			}
+		}
+	}
+	if (rl.rlim_cur < want) {
+		AIOD_WARN("only %llu descriptors (RLIMIT_NOFILE): short of [global] max_sessions "
+			  "= %u; beyond it new clients wait and files are served by smbd itself "
+			  "(raise LimitNOFILE)", (unsigned long long)rl.rlim_cur,
+			  ctx->cfg->max_sessions);
+	} else {
+		AIOD_INFO("up to %llu descriptors (RLIMIT_NOFILE)", (unsigned long long)rl.rlim_cur);
 	}
 }
 
@@ -239,6 +266,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	aiod_log_open(foreground, ctx->cfg->log_level);
+	raise_nofile(ctx);
 	mq_limits(ctx);
 
 	ctx->ev = tevent_context_init(ctx);

@@ -5,12 +5,20 @@
  * from the pidfd or the socket, not by polling (the paper polled), and give
  * everything back.
  *
+ * Ending a session gives everything back at once but frees the session
+ * itself only from a tevent immediate: it may end deep inside a handler
+ * that still holds the pointer (a reply that does not fit the reply queue,
+ * found while receiving a batch of requests; a retry of blocked requests
+ * answering another session). Until the immediate runs the dead session is
+ * an empty shell whose dying flag every entry point checks.
+ *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <mqueue.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -30,7 +38,10 @@ struct aiod_session {
 	uid_t uid;
 	char client[32];
 	bool connected;		/* CONNECT done: queues exist */
-	bool dying;
+	bool monitor;		/* beyond max_sessions: STATS and FILE_STATS only */
+	bool dying;		/* ended: resources given back, memory freed by reap */
+	bool released;		/* session_release() ran */
+	struct tevent_immediate *reap;	/* frees the session after its handlers returned */
 	int sock;
 	struct tevent_fd *sock_fde;
 	mqd_t reqq, repq;
@@ -42,9 +53,38 @@ struct aiod_session {
 	uint64_t next_file_id;
 	struct aiod_lease *leases;
 	uint32_t nleases;
+	uint32_t pinned;	/* block references of its leases and requests */
 	struct aiod_req *reqs;	/* data requests in flight, see dataplane.c */
 	uint64_t protocol_errors;
+	struct aiod_known *known;	/* files it registered, NULL until the first */
 };
+
+/*
+ * The files (dev, ino) a client process registered, the latest
+ * AIOD_KNOWN_FILES of them: UNLINK drops every cached block of a file, so a
+ * session may ask it only for a file it has open or had open, not for any
+ * file another user's smbd is reading. A session that ends while its process
+ * lives on (aiod dropped it: a timeout, a full queue) leaves its record in
+ * the context for the process's next session: that one tells aiod about the
+ * files removed or written while it was away (vfs_rtio's stale list).
+ */
+#define AIOD_KNOWN_FILES 256
+#define AIOD_KNOWN_KEEP  64	/* records of ended sessions kept, the newest */
+
+struct aiod_known {
+	struct aiod_known *next;	/* in ctx->known_ended, newest first */
+	pid_t pid;
+	uint32_t n;			/* entries in use */
+	uint32_t oldest;		/* overwritten next once all are in use */
+	struct {
+		uint64_t dev, ino;
+	} f[AIOD_KNOWN_FILES];
+};
+
+bool aiod_session_connected(const struct aiod_session *s)
+{
+	return s->connected;
+}
 
 uint32_t aiod_session_id(const struct aiod_session *s)
 {
@@ -102,8 +142,26 @@ struct aiod_lease *aiod_lease_find(struct aiod_session *s, uint64_t token)
 	return &s->leases[i];
 }
 
-void aiod_lease_release(struct aiod_ctx *ctx, struct aiod_lease *l)
+void aiod_session_pin(struct aiod_session *s, uint32_t n)
 {
+	s->pinned += n;
+}
+
+void aiod_session_unpin(struct aiod_session *s, uint32_t n)
+{
+	s->pinned = s->pinned > n ? s->pinned - n : 0;
+}
+
+uint32_t aiod_session_pinned(const struct aiod_session *s)
+{
+	return s->pinned;
+}
+
+void aiod_lease_release(struct aiod_session *s, struct aiod_lease *l)
+{
+	struct aiod_ctx *ctx = s->ctx;
+
+	aiod_session_unpin(s, l->nblocks);
 	for (uint32_t i = 0; i < l->nblocks; i++) {
 		aiod_cache_unref(ctx->cache, l->blocks[i]);
 	}
@@ -114,12 +172,119 @@ void aiod_lease_release(struct aiod_ctx *ctx, struct aiod_lease *l)
 	aiod_data_retry_blocked(ctx);
 }
 
+/* ---- files the session may UNLINK ---- */
+
+static bool known_has(const struct aiod_known *k, uint64_t dev, uint64_t ino)
+{
+	for (uint32_t i = 0; k != NULL && i < k->n; i++) {
+		if (k->f[i].dev == dev && k->f[i].ino == ino) {
+			return true;
+		}
+	}
+	return false;
+}
+
+void aiod_session_note_file(struct aiod_session *s, uint64_t dev, uint64_t ino)
+{
+	struct aiod_known *k = s->known;
+
+	if (known_has(k, dev, ino)) {
+		return;
+	}
+	if (k == NULL) {
+		k = s->known = talloc_zero(s, struct aiod_known);
+		if (k == NULL) {
+			return;	/* it may UNLINK only what it has open: no worse than that */
+		}
+		k->pid = s->pid;
+	}
+	if (k->n < AIOD_KNOWN_FILES) {
+		k->f[k->n].dev = dev;
+		k->f[k->n].ino = ino;
+		k->n++;
+		return;
+	}
+	k->f[k->oldest].dev = dev;
+	k->f[k->oldest].ino = ino;
+	k->oldest = (k->oldest + 1) % AIOD_KNOWN_FILES;
+}
+
+bool aiod_session_may_unlink(struct aiod_session *s, uint64_t dev, uint64_t ino)
+{
+	for (struct aiod_open *o = s->opens; o != NULL; o = o->next) {
+		if (o->file->dev == dev && o->file->ino == ino) {
+			return true;
+		}
+	}
+	return known_has(s->known, dev, ino);
+}
+
+/* A new session of a process that had others: it may UNLINK what they registered. */
+static void known_adopt(struct aiod_session *s)
+{
+	struct aiod_ctx *ctx = s->ctx;
+	struct aiod_known **pp = &ctx->known_ended;
+
+	while (*pp != NULL) {
+		struct aiod_known *k = *pp;
+
+		if (k->pid != s->pid) {
+			pp = &k->next;
+			continue;
+		}
+		*pp = k->next;
+		ctx->nknown_ended--;
+		for (uint32_t i = 0; i < k->n; i++) {
+			uint32_t j = (k->oldest + i) % k->n;	/* oldest first: the newest survive */
+			aiod_session_note_file(s, k->f[j].dev, k->f[j].ino);
+		}
+		talloc_free(k);
+	}
+}
+
+/* Whether the client process is gone (its pidfd is readable): nobody to keep a record for. */
+static bool session_client_exited(const struct aiod_session *s)
+{
+	struct pollfd p = { .fd = s->pidfd, .events = POLLIN };
+
+	return s->pidfd >= 0 && poll(&p, 1, 0) > 0;
+}
+
+/* s ends while aiod runs on: keep its record for its process's next session. */
+static void known_keep(struct aiod_session *s)
+{
+	struct aiod_ctx *ctx = s->ctx;
+	struct aiod_known *k = s->known;
+
+	if (k == NULL || session_client_exited(s)) {
+		return;
+	}
+	s->known = NULL;
+	(void)talloc_steal(ctx, k);
+	k->next = ctx->known_ended;
+	ctx->known_ended = k;
+	if (++ctx->nknown_ended > AIOD_KNOWN_KEEP) {
+		struct aiod_known **pp = &ctx->known_ended;
+
+		while ((*pp)->next != NULL) {
+			pp = &(*pp)->next;
+		}
+		TALLOC_FREE(*pp);
+		ctx->nknown_ended--;
+	}
+}
+
 /* ---- teardown ---- */
 
-static int session_destructor(struct aiod_session *s)
+/* Give back everything the session holds; its memory stays until the reap. */
+static void session_release(struct aiod_session *s)
 {
 	struct aiod_ctx *ctx = s->ctx;
 
+	if (s->released) {
+		return;
+	}
+	s->released = true;
 	/* Requests still in the engine finish on their own but reply to nobody. */
 	while (s->reqs != NULL) {
 		struct aiod_req *r = s->reqs;
@@ -128,7 +293,7 @@ static int session_destructor(struct aiod_session *s)
 	}
 	for (uint32_t i = 0; i < s->nleases; i++) {
 		if (s->leases[i].token != 0) {
-			aiod_lease_release(ctx, &s->leases[i]);
+			aiod_lease_release(s, &s->leases[i]);
 		}
 	}
 	while (s->opens != NULL) {
@@ -137,17 +302,22 @@ static int session_destructor(struct aiod_session *s)
 	TALLOC_FREE(s->sock_fde);
 	TALLOC_FREE(s->reqq_fde);
 	TALLOC_FREE(s->pidfd_fde);
+	TALLOC_FREE(s->handshake_timer);
 	if (s->sock >= 0) {
 		close(s->sock);
+		s->sock = -1;
 	}
 	if (s->reqq != (mqd_t)-1) {
 		mq_close(s->reqq);
+		s->reqq = (mqd_t)-1;
 	}
 	if (s->repq != (mqd_t)-1) {
 		mq_close(s->repq);
+		s->repq = (mqd_t)-1;
 	}
 	if (s->pidfd >= 0) {
 		close(s->pidfd);
+		s->pidfd = -1;
 	}
 	if (s->prev != NULL) {
 		s->prev->next = s->next;
@@ -157,8 +327,27 @@ static int session_destructor(struct aiod_session *s)
 	if (s->next != NULL) {
 		s->next->prev = s->prev;
 	}
-	ctx->nsessions--;
+	s->prev = s->next = NULL;
+	if (s->monitor) {
+		ctx->nmonitors--;
+	} else {
+		ctx->nsessions--;
+	}
+}
+
+/* Freed directly (start-up failure, aiod's own teardown): release first. */
+static int session_destructor(struct aiod_session *s)
+{
+	session_release(s);
 	return 0;
+}
+
+static void session_reap(struct tevent_context *ev, struct tevent_immediate *im,
+			 void *private_data)
+{
+	(void)ev;
+	(void)im;
+	talloc_free(private_data);
 }
 
 void aiod_session_destroy(struct aiod_session *s, const char *why)
@@ -168,7 +357,9 @@ void aiod_session_destroy(struct aiod_session *s, const char *why)
 	}
 	s->dying = true;
 	SESS_INFO(s, "closed: %s", why);
-	talloc_free(s);
+	known_keep(s);
+	session_release(s);
+	tevent_schedule_immediate(s->reap, s->ctx->ev, session_reap, s);
 }
 
 /* ---- requests in flight ---- */
@@ -302,20 +493,21 @@ static int session_make_queues(struct aiod_session *s, int fds[2])
 	s->reqq = mq_open(req_name, O_CREAT | O_EXCL | O_RDONLY | O_NONBLOCK, 0600, &req_attr);
 	if (s->reqq == (mqd_t)-1) {
 		ret = -errno;
-		SESS_WARN(s, "creating request queue: %s", strerror(errno));
+		SESS_WARN_RL(&s->ctx->resource_log, s, "creating request queue: %s", strerror(errno));
 		return ret;
 	}
 	s->repq = mq_open(rep_name, O_CREAT | O_EXCL | O_WRONLY | O_NONBLOCK, 0600, &rep_attr);
 	if (s->repq == (mqd_t)-1) {
 		ret = -errno;
-		SESS_WARN(s, "creating reply queue: %s", strerror(errno));
+		SESS_WARN_RL(&s->ctx->resource_log, s, "creating reply queue: %s", strerror(errno));
 		goto out;
 	}
 	fds[0] = mq_open(req_name, O_WRONLY);
 	fds[1] = mq_open(rep_name, O_RDONLY | O_NONBLOCK);
 	if (fds[0] < 0 || fds[1] < 0) {
 		ret = -errno;
-		SESS_WARN(s, "opening client ends of the queues: %s", strerror(errno));
+		SESS_WARN_RL(&s->ctx->resource_log, s, "opening client ends of the queues: %s",
+			     strerror(errno));
 	}
 out:
 	/* Names go right away: only descriptors passed over the socket reach the queues. */
@@ -331,6 +523,19 @@ out:
 		fds[0] = fds[1] = -1;
 	}
 	return ret;
+}
+
+/*
+ * Answer CONNECT with err and end the session. The client learns why (it
+ * may stop trying for a while when aiod has no room), rather than seeing the
+ * connection drop; whether the answer arrives changes nothing here.
+ */
+static void session_connect_fail(struct aiod_session *s, struct rtio_connect_rep *rep, int err,
+				 const char *why)
+{
+	rep->hdr.result = err;
+	(void)rtio_sock_send(s->sock, rep, sizeof(*rep), NULL, 0);
+	aiod_session_destroy(s, why);
 }
 
 static void session_connect(struct aiod_session *s, const struct rtio_connect_req *req)
@@ -351,9 +556,16 @@ static void session_connect(struct aiod_session *s, const struct rtio_connect_re
 		 * can read the files anyway, may map it. allow_users/allow_groups
 		 * grant monitoring (STATS, FILE_STATS), not data.
 		 */
-		rep.hdr.result = -EACCES;
-		(void)rtio_sock_send(s->sock, &rep, sizeof(rep), NULL, 0);
-		aiod_session_destroy(s, "CONNECT from a non-root user: data sessions need root");
+		session_connect_fail(s, &rep, -EACCES,
+				     "CONNECT from a non-root user: data sessions need root");
+		return;
+	}
+	if (s->monitor) {
+		/* Accepted beyond max_sessions for monitoring: no room for a session. */
+		AIOD_WARN_RL(&ctx->full_log, "refused client pid %d (%s): [global] max_sessions = "
+			     "%u reached; it does its I/O itself", (int)s->pid, s->client,
+			     cfg->max_sessions);
+		session_connect_fail(s, &rep, -EUSERS, "CONNECT refused: max_sessions reached");
 		return;
 	}
 	if ((pid_t)req->pid != s->pid) {
@@ -362,9 +574,7 @@ static void session_connect(struct aiod_session *s, const struct rtio_connect_re
 	}
 	ret = session_make_queues(s, fds);
 	if (ret != 0) {
-		rep.hdr.result = ret;
-		(void)rtio_sock_send(s->sock, &rep, sizeof(rep), NULL, 0);
-		aiod_session_destroy(s, "could not create its queues");
+		session_connect_fail(s, &rep, ret, "could not create its queues");
 		return;
 	}
 	s->reqq_fde = tevent_add_fd(ctx->ev, s, (int)s->reqq, TEVENT_FD_READ, session_reqq_ready, s);
@@ -373,9 +583,7 @@ static void session_connect(struct aiod_session *s, const struct rtio_connect_re
 	if (s->reqq_fde == NULL || s->leases == NULL) {
 		close(fds[0]);
 		close(fds[1]);
-		rep.hdr.result = -ENOMEM;
-		(void)rtio_sock_send(s->sock, &rep, sizeof(rep), NULL, 0);
-		aiod_session_destroy(s, "out of memory");
+		session_connect_fail(s, &rep, -ENOMEM, "out of memory");
 		return;
 	}
 	rep.features = req->features & RTIO_FEAT_ALL;
@@ -393,6 +601,7 @@ static void session_connect(struct aiod_session *s, const struct rtio_connect_re
 		return;
 	}
 	s->connected = true;
+	known_adopt(s);
 	TALLOC_FREE(s->handshake_timer);
 	ctx->st.sessions_total++;
 	SESS_INFO(s, "connected (%s, uid %u)", s->client, (unsigned)s->uid);
@@ -409,6 +618,28 @@ void aiod_session_protocol_error(struct aiod_session *s, const char *what, int e
 	}
 }
 
+/*
+ * Before CONNECT a connection may ask for statistics or leave: monitoring
+ * (aiodctl stats) needs no queues and works when the sessions are exhausted.
+ */
+static bool allowed_before_connect(uint16_t opcode)
+{
+	return opcode == RTIO_OP_CONNECT || opcode == RTIO_OP_STATS ||
+	       opcode == RTIO_OP_FILE_STATS || opcode == RTIO_OP_DISCONNECT;
+}
+
+static void session_handshake_timeout(struct tevent_context *ev, struct tevent_timer *te,
+				      struct timeval now, void *private_data);
+
+/* A connection without CONNECT goes after 5 idle seconds: a monitor asking on stays. */
+static bool session_idle_restart(struct aiod_session *s)
+{
+	TALLOC_FREE(s->handshake_timer);
+	s->handshake_timer = tevent_add_timer(s->ctx->ev, s, tevent_timeval_current_ofs(5, 0),
+					      session_handshake_timeout, s);
+	return s->handshake_timer != NULL;
+}
+
 static void session_sock_ready(struct tevent_context *ev, struct tevent_fd *fde, uint16_t flags,
 			       void *private_data)
 {
@@ -416,13 +647,14 @@ static void session_sock_ready(struct tevent_context *ev, struct tevent_fd *fde,
 	union rtio_msg m;
 	int fds[RTIO_SOCK_MAX_FDS];
 	unsigned nfds = RTIO_SOCK_MAX_FDS;
+	bool fds_lost = false;
 	ssize_t n;
 	int ret;
 
 	(void)ev;
 	(void)fde;
 	(void)flags;
-	n = rtio_sock_recv(s->sock, &m, sizeof(m), fds, &nfds, 0);
+	n = rtio_sock_recv_lossy(s->sock, &m, sizeof(m), fds, &nfds, 0, &fds_lost);
 	if (n == -ETIMEDOUT || n == -EAGAIN) {
 		return;
 	}
@@ -436,12 +668,13 @@ static void session_sock_ready(struct tevent_context *ev, struct tevent_fd *fde,
 		return;
 	}
 	ret = rtio_msg_verify(&m, (size_t)n, 0);
-	if (ret != 0 || (!s->connected) != (m.hdr.opcode == RTIO_OP_CONNECT)) {
+	if (ret != 0 || (s->connected && m.hdr.opcode == RTIO_OP_CONNECT) ||
+	    (!s->connected && !allowed_before_connect(m.hdr.opcode))) {
 		for (unsigned i = 0; i < nfds; i++) {
 			close(fds[i]);
 		}
-		aiod_session_protocol_error(s, s->connected ? "bad control message" : "expected CONNECT",
-				       ret != 0 ? ret : -EPROTO);
+		aiod_session_protocol_error(s, s->connected ? "bad control message" :
+					    "not allowed before CONNECT", ret != 0 ? ret : -EPROTO);
 		/* The control channel is strict: a client that breaks it goes. */
 		aiod_session_destroy(s, "protocol error on the control socket");
 		return;
@@ -453,7 +686,14 @@ static void session_sock_ready(struct tevent_context *ev, struct tevent_fd *fde,
 		session_connect(s, &m.connect_req);
 		return;
 	}
-	aiod_control_handle(s->ctx, s, &m, (size_t)n, fds, nfds);
+	if (!s->connected && !session_idle_restart(s)) {
+		for (unsigned i = 0; i < nfds; i++) {
+			close(fds[i]);
+		}
+		aiod_session_destroy(s, "out of memory");
+		return;
+	}
+	aiod_control_handle(s->ctx, s, &m, (size_t)n, fds, nfds, fds_lost ? -EMFILE : 0);
 }
 
 static void session_handshake_timeout(struct tevent_context *ev, struct tevent_timer *te,
@@ -465,20 +705,25 @@ static void session_handshake_timeout(struct tevent_context *ev, struct tevent_t
 	(void)te;
 	(void)now;
 	s->handshake_timer = NULL;
-	aiod_session_destroy(s, "no CONNECT within 5 seconds");
+	aiod_session_destroy(s, "5 seconds without CONNECT or a request");
 }
 
 int aiod_session_control_reply(struct aiod_session *s, const void *msg, size_t len)
 {
-	int ret = rtio_sock_send(s->sock, msg, len, NULL, 0);
+	int ret;
 
+	if (s->dying) {
+		return -ENOTCONN;
+	}
+	ret = rtio_sock_send(s->sock, msg, len, NULL, 0);
 	if (ret != 0) {
 		aiod_session_destroy(s, "control reply failed");
 	}
 	return ret;
 }
 
-struct aiod_session *aiod_session_create(struct aiod_ctx *ctx, int sock, pid_t pid, uid_t uid)
+struct aiod_session *aiod_session_create(struct aiod_ctx *ctx, int sock, pid_t pid, uid_t uid,
+					 bool monitor)
 {
 	struct aiod_session *s = talloc_zero(ctx, struct aiod_session);
 
@@ -497,12 +742,19 @@ struct aiod_session *aiod_session_create(struct aiod_ctx *ctx, int sock, pid_t p
 		ctx->sessions->prev = s;
 	}
 	ctx->sessions = s;
-	ctx->nsessions++;
+	s->monitor = monitor;
+	if (monitor) {
+		ctx->nmonitors++;
+	} else {
+		ctx->nsessions++;
+	}
 	talloc_set_destructor(s, session_destructor);
 	s->sock = sock;
-	s->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (s->pidfd < 0) {
-		SESS_WARN(s, "pidfd_open: %s; relying on the socket to see it go", strerror(errno));
+	/* A monitor holds nothing to give back: the socket closing is news enough. */
+	s->pidfd = monitor ? -1 : (int)syscall(SYS_pidfd_open, pid, 0);
+	if (s->pidfd < 0 && !monitor) {
+		SESS_WARN_RL(&ctx->resource_log, s, "pidfd_open: %s; relying on the socket to see it "
+			     "go", strerror(errno));
 	} else {
 		s->pidfd_fde = tevent_add_fd(ctx->ev, s, s->pidfd, TEVENT_FD_READ,
 					     session_pidfd_ready, s);
@@ -510,7 +762,9 @@ struct aiod_session *aiod_session_create(struct aiod_ctx *ctx, int sock, pid_t p
 	s->sock_fde = tevent_add_fd(ctx->ev, s, sock, TEVENT_FD_READ, session_sock_ready, s);
 	s->handshake_timer = tevent_add_timer(ctx->ev, s, tevent_timeval_current_ofs(5, 0),
 					      session_handshake_timeout, s);
-	if (s->sock_fde == NULL || s->handshake_timer == NULL) {
+	/* Made now, so that ending the session later never needs memory. */
+	s->reap = tevent_create_immediate(s);
+	if (s->sock_fde == NULL || s->handshake_timer == NULL || s->reap == NULL) {
 		s->sock = -1;	/* the caller closes it */
 		talloc_free(s);
 		return NULL;

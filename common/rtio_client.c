@@ -174,22 +174,11 @@ static int client_control(struct rtio_client *c, void *req, size_t req_len,
 	return rep->hdr.result;
 }
 
-int rtio_client_connect(TALLOC_CTX *mem_ctx, const char *socket_path, const char *name,
-			int timeout_ms, struct rtio_client **out)
-{
-	return rtio_client_connect_features(mem_ctx, socket_path, name, timeout_ms, RTIO_FEAT_ALL,
-					    out);
-}
-
-int rtio_client_connect_features(TALLOC_CTX *mem_ctx, const char *socket_path, const char *name,
-				 int timeout_ms, uint32_t features, struct rtio_client **out)
+/* A client with nothing but its control socket, connected to aiod. */
+static int client_new(TALLOC_CTX *mem_ctx, const char *socket_path, int timeout_ms,
+		      struct rtio_client **out)
 {
 	struct rtio_client *c;
-	struct rtio_connect_req req;
-	union rtio_msg rep;
-	int fds[3] = { -1, -1, -1 };
-	struct mq_attr attr;
-	void *map;
 	int ret;
 
 	*out = NULL;
@@ -214,6 +203,33 @@ int rtio_client_connect_features(TALLOC_CTX *mem_ctx, const char *socket_path, c
 	}
 	c->sock = ret;
 	c->alive = true;
+	*out = c;
+	return 0;
+}
+
+int rtio_client_connect(TALLOC_CTX *mem_ctx, const char *socket_path, const char *name,
+			int timeout_ms, struct rtio_client **out)
+{
+	return rtio_client_connect_features(mem_ctx, socket_path, name, timeout_ms, RTIO_FEAT_ALL,
+					    out);
+}
+
+int rtio_client_connect_features(TALLOC_CTX *mem_ctx, const char *socket_path, const char *name,
+				 int timeout_ms, uint32_t features, struct rtio_client **out)
+{
+	struct rtio_client *c;
+	struct rtio_connect_req req;
+	union rtio_msg rep;
+	int fds[3] = { -1, -1, -1 };
+	struct mq_attr attr;
+	void *map;
+	int ret;
+
+	ret = client_new(mem_ctx, socket_path, timeout_ms, &c);
+	if (ret < 0) {
+		return ret;
+	}
+	*out = NULL;
 
 	memset(&req, 0, sizeof(req));
 	rtio_hdr_init(&req.hdr, RTIO_OP_CONNECT, sizeof(req), 0);
@@ -1114,4 +1130,13 @@ int rtio_client_fsync(struct rtio_client *c, uint64_t file_id, bool datasync)
 		return ret;
 	}
 	return (int)(st.done ? st.result : sync_wait(c, io, &st));
+}
+
+/* ---- monitoring ---- */
+
+int rtio_client_monitor_connect(TALLOC_CTX *mem_ctx, const char *socket_path, int timeout_ms,
+				struct rtio_client **out)
+{
+	/* No CONNECT: aiod answers STATS and FILE_STATS on the bare socket. */
+	return client_new(mem_ctx, socket_path, timeout_ms, out);
 }

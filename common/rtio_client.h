@@ -64,6 +64,15 @@ int rtio_client_connect(TALLOC_CTX *mem_ctx, const char *socket_path, const char
 int rtio_client_connect_features(TALLOC_CTX *mem_ctx, const char *socket_path, const char *name,
 				 int timeout_ms, uint32_t features, struct rtio_client **out);
 
+/*
+ * A connection for rtio_client_stats() and rtio_client_file_stats() only:
+ * no CONNECT, so no queues and no shared region. aiod accepts a few of these
+ * beyond [global] max_sessions, so monitoring works when the sessions are
+ * exhausted. Other calls fail (aiod closes a connection that asks for more).
+ */
+int rtio_client_monitor_connect(TALLOC_CTX *mem_ctx, const char *socket_path, int timeout_ms,
+				struct rtio_client **out);
+
 /* True until aiod died, timed out or broke protocol. */
 bool rtio_client_alive(const struct rtio_client *c);
 /*

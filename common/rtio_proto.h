@@ -10,6 +10,9 @@
  *    DISCONNECT, OPEN, CLOSE, FTRUNCATE, UNLINK, INVALIDATE, STATS, FILE_STATS. These are rare and some
  *    carry descriptors (SCM_RIGHTS): aiod never opens a path a client names, it
  *    works on the descriptor smbd already opened with the user's rights.
+ *    STATS, FILE_STATS and DISCONNECT are answered before CONNECT too
+ *    (monitoring needs no session); anything else before CONNECT closes the
+ *    connection.
  *  - per-session POSIX message queues (request and reply): READ0, READ1, WRITE0,
  *    WRITE1, FSYNC, WROTE. Data never travels through a queue; it sits in the
  *    shared buffer and messages carry offsets into it (paper 3.1.1).
@@ -95,7 +98,12 @@ struct rtio_connect_req {
 	uint8_t reserved[24];
 };
 
-/* Reply carries three descriptors (SCM_RIGHTS): request mq, reply mq, shared region. */
+/*
+ * Reply carries three descriptors (SCM_RIGHTS): request mq, reply mq, shared
+ * region. A refusal carries none; its result says why: -EUSERS when
+ * [global] max_sessions is reached, -EMFILE/-ENFILE/-ENOSPC/-ENOMEM when aiod
+ * cannot create the queues (RLIMIT_MSGQUEUE, fs.mqueue.queues_max, memory).
+ */
 struct rtio_connect_rep {
 	struct rtio_hdr hdr;
 	uint32_t session_id;	/* aiod */
@@ -154,7 +162,7 @@ struct rtio_unlink_req {
 
 struct rtio_stats_rep {
 	struct rtio_hdr hdr;
-	uint64_t sessions;	/* aiod: live sessions */
+	uint64_t sessions;	/* aiod: sessions that completed CONNECT */
 	uint64_t files;		/* aiod: files with at least one open */
 	uint64_t blocks_total;
 	uint64_t blocks_used;	/* holding data (cached or pinned) */

@@ -77,6 +77,12 @@ int rtio_sock_send(int sock, const void *buf, size_t len, const int *fds, unsign
 ssize_t rtio_sock_recv(int sock, void *buf, size_t len, int *fds, unsigned *n_fds,
 		       int timeout_ms)
 {
+	return rtio_sock_recv_lossy(sock, buf, len, fds, n_fds, timeout_ms, NULL);
+}
+
+ssize_t rtio_sock_recv_lossy(int sock, void *buf, size_t len, int *fds, unsigned *n_fds,
+			     int timeout_ms, bool *fds_lost)
+{
 	union {
 		struct cmsghdr align;
 		char buf[CMSG_SPACE(sizeof(int) * RTIO_SOCK_MAX_FDS)];
@@ -129,6 +135,25 @@ ssize_t rtio_sock_recv(int sock, void *buf, size_t len, int *fds, unsigned *n_fd
 	}
 	if (n_fds != NULL) {
 		*n_fds = got;
+	}
+	if (fds_lost != NULL) {
+		*fds_lost = false;
+	}
+	/*
+	 * Control data cut short with room to spare in our buffer: the kernel
+	 * could not install the descriptors (EMFILE), not a sender sending more
+	 * than the protocol allows.
+	 */
+	if (fds_lost != NULL && bad == 0 && (msg.msg_flags & MSG_CTRUNC) &&
+	    !(msg.msg_flags & MSG_TRUNC) && got < RTIO_SOCK_MAX_FDS) {
+		for (unsigned i = 0; i < got; i++) {
+			close(fds[i]);
+		}
+		if (n_fds != NULL) {
+			*n_fds = 0;
+		}
+		*fds_lost = true;
+		return n;
 	}
 	if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
 		bad = 2;

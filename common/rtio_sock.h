@@ -8,6 +8,7 @@
 #ifndef RTIO_SOCK_H
 #define RTIO_SOCK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -28,5 +29,14 @@ int rtio_sock_send(int sock, const void *buf, size_t len, const int *fds, unsign
  */
 ssize_t rtio_sock_recv(int sock, void *buf, size_t len, int *fds, unsigned *n_fds,
 		       int timeout_ms);
+
+/*
+ * The same, but a whole message whose descriptors the receiver could not
+ * take (it is out of descriptors: the kernel truncated the control data and
+ * dropped them) is still returned, without descriptors and with *fds_lost
+ * set: the receiver can answer it instead of losing it.
+ */
+ssize_t rtio_sock_recv_lossy(int sock, void *buf, size_t len, int *fds, unsigned *n_fds,
+			     int timeout_ms, bool *fds_lost);
 
 #endif

@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,6 +216,7 @@ int main(int argc, char **argv)
 	const char *sock = DEFAULT_SOCKET;
 	struct rtio_client *c;
 	int timeout = 5000;
+	bool monitor;
 	int opt, ret, rc;
 
 	static const struct option longopts[] = {
@@ -248,7 +250,13 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	ret = rtio_client_connect(NULL, sock, "aiodctl", timeout, &c);
+	monitor = strcmp(argv[optind], "stats") == 0 || strcmp(argv[optind], "files") == 0;
+	/*
+	 * Statistics need no session (queues, shared region): aiod answers them
+	 * even when max_sessions is reached, which is when they matter most.
+	 */
+	ret = monitor ? rtio_client_monitor_connect(NULL, sock, timeout, &c) :
+			rtio_client_connect(NULL, sock, "aiodctl", timeout, &c);
 	if (ret < 0) {
 		fprintf(stderr, "aiodctl: connecting to aiod at %s: %s\n", sock, strerror(-ret));
 		return 1;

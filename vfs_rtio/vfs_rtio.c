@@ -75,7 +75,8 @@ static int vfs_rtio_connect(struct vfs_handle_struct *handle, const char *servic
 	if (client != NULL) {
 		VFS_RTIO_STATUS("rtio: attached to aiod at %s (session %" PRIu32 ")\n",
 				config->socket_path, config->session->session_id);
-	} else {
+	} else if (!vfs_rtio_session_no_room(config->session)) {
+		/* (no room in aiod: the session logged that, once for the whole process) */
 		int err = config->session->last_error;
 
 		VFS_RTIO_STATUS("rtio: aiod not available at %s (%s), doing I/O locally\n",

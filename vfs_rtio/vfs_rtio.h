@@ -25,9 +25,13 @@
 /*
  * A detached process tries aiod again at most this often, on its next I/O.
  * A connect to an aiod that is alive but stuck costs rtio:timeout of smbd's
- * time, so after each attempt that timed out the interval doubles, up to
- * the maximum; a refused connect (aiod simply gone) costs nothing and keeps
- * the short interval, so a restarted aiod is found within a second.
+ * time, so after each attempt that timed out (or that aiod accepted and
+ * dropped without an answer) the interval doubles, up to the maximum; a
+ * refused connect (aiod simply gone) costs nothing and keeps the short
+ * interval, so a restarted aiod is found within a second. An aiod that
+ * answers it has no room for this process (max_sessions reached, no more
+ * message queues) is asked again only after the maximum, and that is logged
+ * once.
  */
 #define VFS_RTIO_RECONNECT_MS       1000
 #define VFS_RTIO_RECONNECT_MAX_MS   60000
@@ -83,6 +87,7 @@ struct vfs_rtio_session {
 	uint32_t session_id;
 	bool ever_attached;
 	bool detach_logged;		/* the current detached state was logged */
+	bool no_room;			/* detached because aiod has no room for us; logged */
 	int last_error;			/* -errno of the last failure, for the log */
 	struct timespec last_attempt;
 	struct timespec last_answer;	/* aiod last completed one of our async requests */
@@ -111,6 +116,8 @@ void vfs_rtio_session_put(struct vfs_rtio_session *s);
  * its own line).
  */
 struct rtio_client *vfs_rtio_session_client(struct vfs_rtio_session *s, bool log_attach);
+/* Whether the session is detached because aiod has no room for it (already logged). */
+bool vfs_rtio_session_no_room(const struct vfs_rtio_session *s);
 void vfs_rtio_session_enter(struct vfs_rtio_session *s);
 void vfs_rtio_session_leave(struct vfs_rtio_session *s);
 /* ms since *since on the monotonic clock */

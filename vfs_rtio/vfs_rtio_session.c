@@ -14,6 +14,9 @@
  *        |                           ^                                     |
  *        +--attach fails--> detached +----- next I/O, >= 1 s later --------+
  *
+ * (1 s doubling to 60 s while aiod does not answer; 60 s while it answers
+ * that it has no room for this process.)
+ *
  * Every transition is logged once. While detached the module does the I/O
  * itself; fsps registered in an older session are registered again on their
  * next I/O (their extension remembers the generation).
@@ -66,6 +69,9 @@ static void vfs_rtio_session_reset_after_fork(struct vfs_rtio_session *s)
 	s->generation++;
 	s->pid = getpid();
 	s->last_attempt = (struct timespec){ 0 };
+	/* A new process: aiod may well have room for it. */
+	s->retry_ms = VFS_RTIO_RECONNECT_MS;
+	s->no_room = false;
 }
 
 static int vfs_rtio_session_destructor(struct vfs_rtio_session *s)
@@ -256,7 +262,7 @@ static void vfs_rtio_session_flush_stale(struct vfs_rtio_session *s)
 			return;
 		}
 		if (ret < 0) {
-			/* e.g. ENOENT: aiod never cached it */
+			/* EPERM: this process never registered it with aiod, which keeps its blocks */
 			DBG_DEBUG("rtio: UNLINK %" PRIu64 ":%" PRIu64 ": %s\n", st->dev, st->ino,
 				  strerror(-ret));
 		}
@@ -324,6 +330,47 @@ int64_t vfs_rtio_elapsed_ms(const struct timespec *since)
 	       (now.tv_nsec - since->tv_nsec) / 1000000;
 }
 
+/*
+ * aiod answered but has no room for this process: [global] max_sessions
+ * reached (EUSERS), or it cannot create our message queues (RLIMIT_MSGQUEUE:
+ * EMFILE, fs.mqueue.queues_max: ENOSPC, memory) -- or this smbd is out of
+ * descriptors or memory itself. None of that passes in a second: asking on
+ * every I/O would cost both sides and fill the logs.
+ */
+static bool vfs_rtio_no_room_error(int err)
+{
+	return err == -EUSERS || err == -EMFILE || err == -ENFILE || err == -ENOSPC ||
+	       err == -ENOMEM;
+}
+
+bool vfs_rtio_session_no_room(const struct vfs_rtio_session *s)
+{
+	return s->client == NULL && s->no_room;
+}
+
+/* The attach failed with err: when to try again, and what to log. */
+static void vfs_rtio_session_attach_failed(struct vfs_rtio_session *s, int err)
+{
+	if (vfs_rtio_no_room_error(err)) {
+		s->retry_ms = VFS_RTIO_RECONNECT_MAX_MS;
+		if (!s->no_room) {
+			VFS_RTIO_STATUS("rtio: aiod at %s has no room for this process (%s), "
+					"doing I/O locally; asking again every %d s\n",
+					s->socket_path, strerror(-err),
+					VFS_RTIO_RECONNECT_MAX_MS / 1000);
+			s->no_room = true;
+			s->detach_logged = true;	/* that line says it all */
+		}
+	} else if (err == -ETIMEDOUT || err == -EPROTO || err == -ENOTCONN) {
+		/* aiod is there but stuck, or it dropped us unanswered: overloaded. */
+		s->retry_ms = MIN(s->retry_ms * 2, VFS_RTIO_RECONNECT_MAX_MS);
+	} else {
+		s->retry_ms = VFS_RTIO_RECONNECT_MS;
+	}
+	DBG_DEBUG("rtio: aiod at %s still not available: %s, next try in %d ms\n",
+		  s->socket_path, strerror(-err), s->retry_ms);
+}
+
 struct rtio_client *vfs_rtio_session_client(struct vfs_rtio_session *s, bool log_attach)
 {
 	bool was_attached;
@@ -352,16 +399,11 @@ struct rtio_client *vfs_rtio_session_client(struct vfs_rtio_session *s, bool log
 	was_attached = s->ever_attached;
 	ret = vfs_rtio_session_attach(s);
 	if (ret < 0) {
-		if (ret == -ETIMEDOUT) {
-			s->retry_ms = MIN(s->retry_ms * 2, VFS_RTIO_RECONNECT_MAX_MS);
-		} else {
-			s->retry_ms = VFS_RTIO_RECONNECT_MS;
-		}
-		DBG_DEBUG("rtio: aiod at %s still not available: %s, next try in %d ms\n",
-			  s->socket_path, strerror(-ret), s->retry_ms);
+		vfs_rtio_session_attach_failed(s, ret);
 		return NULL;
 	}
 	s->retry_ms = VFS_RTIO_RECONNECT_MS;
+	s->no_room = false;
 	if (log_attach) {
 		VFS_RTIO_STATUS("rtio: %s aiod at %s (session %" PRIu32 ")\n",
 				was_attached ? "re-attached to" : "attached to",

@@ -232,6 +232,13 @@ int main(int argc, char **argv)
 		close(pfd);
 	}
 	{
+		/* Its writes land at the end whatever the offset: aiod's cache would lie. */
+		int afd = open(file, O_WRONLY | O_APPEND);
+		CHECK(ctl(&r, &m, sizeof(struct rtio_open_req), &afd, 1, &rep) == -EINVAL,
+		      "OPEN of an O_APPEND descriptor -> EINVAL");
+		close(afd);
+	}
+	{
 		int rofd = open(file, O_RDONLY);
 		CHECK(ctl(&r, &m, sizeof(struct rtio_open_req), &rofd, 1, &rep) == 0,
 		      "OPEN of a read-only descriptor");

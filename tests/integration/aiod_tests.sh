@@ -160,3 +160,77 @@ t_aiod_admission() {
 	wait "$pid" || rc=1
 	return $rc
 }
+
+# it_aiod_variant NAME KEY=VALUE...: the test aiod.ini with its own socket
+# ($IT_T/NAME/aiod.sock) and these [global] keys, as $IT_T/NAME.ini.
+it_aiod_variant() {
+	local name=$1 kv
+	shift
+	mkdir -p "$IT_T/$name"
+	sed "s|^socket_path = .*|socket_path = $IT_T/$name/aiod.sock|" "$IT_T/aiod.ini" > "$IT_T/$name.ini"
+	for kv in "$@"; do
+		sed -i "/^\[global\]/a ${kv%%=*} = ${kv#*=}" "$IT_T/$name.ini"
+	done
+}
+
+# aiod out of descriptors (RLIMIT_NOFILE 64, hard limit too): registrations
+# are refused with EMFILE and the sessions live on, new clients wait in the
+# backlog; meanwhile aiod answers STATS, uses next to no CPU and writes a
+# handful of log lines (before: 97 % CPU, a warning per wake-up, 700k lines
+# in 3 s). Then descriptors come back and a new client gets in.
+t_aiod_emfile() {
+	local sock=$IT_T/emfile/aiod.sock log=$IT_T/log/aiod-emfile.log pid n rc=0
+	it_aiod_variant emfile max_opens_per_session=16
+	prlimit --nofile=64:64 "$BUILD/aiod" -c "$IT_T/emfile.ini" -F -d 2 > "$log" 2>&1 &
+	pid=$!
+	it_track "$pid"
+	it_wait_up "$pid" "$log" aiod-emfile test -S "$sock"
+	"$BUILD/test/aiod_limits" emfile "$sock" "$IT_T/data" "$pid" 3 || rc=1
+	it_alive "$pid" || { echo "aiod died"; return 1; }
+	n=$(wc -l < "$log")
+	echo "aiod wrote $n log lines"
+	if [ "$n" -gt 30 ]; then
+		echo "too many; the most frequent:"
+		cut -c14-100 "$log" | sort | uniq -c | sort -rn | head -n 5
+		rc=1
+	fi
+	grep -q "accept: Too many open files; new clients wait" "$log" ||
+		{ echo "aiod did not log the accept back-off"; rc=1; }
+	kill -TERM "$pid"
+	wait "$pid" || rc=1
+	return $rc
+}
+
+# [global] max_sessions = 2, both taken: aiodctl stats still answers (a
+# monitor connection, no session), one more session is refused with EUSERS,
+# and 50 refused clients cost one log line, not 50.
+t_aiod_sessions_full() {
+	local sock=$IT_T/full/aiod.sock log=$IT_T/log/aiod-full.log pid holders=() h n rc=0
+	it_aiod_variant full max_sessions=2
+	"$BUILD/aiod" -c "$IT_T/full.ini" -F -d 2 > "$log" 2>&1 &
+	pid=$!
+	it_track "$pid"
+	it_wait_up "$pid" "$log" aiod-full test -S "$sock"
+	for n in 1 2; do
+		"$BUILD/test/aiod_limits" hold "$sock" 30 > "$IT_T/full/hold.$n" 2>&1 &
+		holders+=($!)
+		it_track "$!" aiod_limits-hold
+	done
+	for n in 1 2; do
+		it_wait_up "${holders[$((n - 1))]}" "$IT_T/full/hold.$n" "holder $n" \
+			grep -q ready "$IT_T/full/hold.$n"
+	done
+	"$BUILD/aiodctl" -s "$sock" stats | grep -q '^sessions=2$' ||
+		{ echo "aiodctl stats does not answer with every session taken"; rc=1; }
+	"$BUILD/test/aiod_limits" full "$sock" 2 || rc=1
+	n=$(grep -c "max_sessions = 2 reached" "$log")
+	echo "aiod logged $n refusal lines"
+	[ "$n" -ge 1 ] && [ "$n" -le 2 ] || rc=1
+	for h in "${holders[@]}"; do
+		kill -TERM "$h" 2>/dev/null
+	done
+	wait "${holders[@]}" 2>/dev/null || true	# killed on purpose
+	kill -TERM "$pid"
+	wait "$pid" || rc=1
+	return $rc
+}

@@ -349,6 +349,15 @@ it_smb() {
 
 it_url() { printf 'smb://127.0.0.1:%s/%s' "$IT_PORT" "$1"; }
 
+# it_hold_cmd COMMAND: send to the held file's program (itest_hold, run as
+# coproc HOLD), print its answer.
+it_hold_cmd() {
+	local out
+	echo "$1" >&"${HOLD[1]}"
+	read -r -t 40 out <&"${HOLD[0]}" || out="no answer"
+	echo "$out"
+}
+
 # it_stat KEY: one value from aiodctl stats.
 it_stat() {
 	"$BUILD/aiodctl" -s "$IT_T/aiod/aiod.sock" stats | awk -F= -v k="$1" '$1 == k {print $2}'

@@ -5,14 +5,6 @@
 # Copyright (C) 2026 rtio developers
 # SPDX-License-Identifier: GPL-3.0-or-later
 
-# it_hold_cmd COMMAND: send to the held file's program, print its answer.
-it_hold_cmd() {
-	local out
-	echo "$1" >&"${HOLD[1]}"
-	read -r -t 40 out <&"${HOLD[0]}" || out="no answer"
-	echo "$out"
-}
-
 t_stall() {
 	local from out ms aiod r0 r1 n timeout_ms=$IT_TIMEOUT_MS
 	from=$(($(wc -l < "$IT_T/log/smbd.log") + 1))

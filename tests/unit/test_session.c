@@ -13,12 +13,21 @@
  * aiod return the new bytes, never the cached old ones; and write
  * aggregation, which only runs while a stream is open.
  *
+ * And aiod at its limits: clients that never read their replies (the session
+ * ends inside the receive loop: ASan sees any use after free), the process
+ * out of descriptors (accept backs off; OPEN answered EMFILE), the per-
+ * session cap on opens, O_APPEND refused, UNLINK only for files the session
+ * had, the per-session pin quota, and monitor connections beyond
+ * max_sessions. Raw clients (struct raw_client) break the rules the client
+ * library keeps.
+ *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <mqueue.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,12 +36,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "aiod.h"
 #include "log.h"
 #include "rtio_client.h"
+#include "rtio_sock.h"
 
 #define BS        (1u << 20)
 #define FILE_SIZE (8u * BS)
@@ -65,6 +77,22 @@ static unsigned count_fds(void)
 	return n;
 }
 
+static int highest_fd(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+	struct dirent *e;
+
+	assert_non_null(d);
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] != '.' && atoi(e->d_name) > n) {
+			n = atoi(e->d_name);
+		}
+	}
+	closedir(d);
+	return n;
+}
+
 static void ignore_done(ssize_t result, void *private_data)
 {
 	(void)result;
@@ -76,7 +104,137 @@ struct client_run {
 	struct fixture *f;
 	const char *name;	/* share-relative name: "clip.mxf" is a stream (class *.mxf) */
 	int error;
+	uint16_t opcode;	/* what a flooding client floods with */
 };
+
+/*
+ * A client that speaks the protocol by hand, to break the rules the client
+ * library keeps (never more requests out than the reply queue holds).
+ */
+struct raw_client {
+	int sock;
+	mqd_t reqq, repq;
+	int shm;
+};
+
+static void raw_close(struct raw_client *r)
+{
+	if (r->sock >= 0) {
+		close(r->sock);
+	}
+	if (r->reqq != (mqd_t)-1) {
+		mq_close(r->reqq);
+	}
+	if (r->repq != (mqd_t)-1) {
+		mq_close(r->repq);
+	}
+	if (r->shm >= 0) {
+		close(r->shm);
+	}
+}
+
+/* One control round trip: the reply's result, or -errno when none came. */
+static int raw_control(struct raw_client *r, void *req, size_t len, const int *fds,
+		       unsigned nfds, union rtio_msg *rep)
+{
+	ssize_t n;
+
+	if (rtio_sock_send(r->sock, req, len, fds, nfds) != 0) {
+		return -EPIPE;
+	}
+	n = rtio_sock_recv(r->sock, rep, sizeof(*rep), NULL, NULL, 5000);
+	if (n <= 0) {
+		return n == 0 ? -ECONNRESET : (int)n;
+	}
+	return rtio_msg_verify(rep, (size_t)n, 1) == 0 ? rep->hdr.result : -EPROTO;
+}
+
+/* Connect and say CONNECT; the reply's result. */
+static int raw_connect(const struct fixture *f, struct raw_client *r)
+{
+	struct rtio_connect_req req;
+	union rtio_msg rep;
+	int fds[3];
+	unsigned nfds = 3;
+	struct mq_attr attr = { .mq_flags = 0 };
+	ssize_t n;
+
+	r->reqq = r->repq = (mqd_t)-1;
+	r->shm = -1;
+	r->sock = rtio_sock_connect(f->sock, 1000);
+	if (r->sock < 0) {
+		return r->sock;
+	}
+	memset(&req, 0, sizeof(req));
+	rtio_hdr_init(&req.hdr, RTIO_OP_CONNECT, sizeof(req), 1);
+	req.pid = (uint32_t)getpid();
+	snprintf(req.client, sizeof(req.client), "raw");
+	if (rtio_sock_send(r->sock, &req, sizeof(req), NULL, 0) != 0) {
+		return -EPIPE;
+	}
+	n = rtio_sock_recv(r->sock, &rep, sizeof(rep), fds, &nfds, 5000);
+	if (n <= 0) {
+		return n == 0 ? -ECONNRESET : (int)n;
+	}
+	if (rtio_msg_verify(&rep, (size_t)n, 1) != 0 || rep.hdr.opcode != RTIO_OP_CONNECT) {
+		return -EPROTO;
+	}
+	if (rep.hdr.result != 0 || nfds != 3) {
+		for (unsigned i = 0; i < nfds; i++) {
+			close(fds[i]);
+		}
+		return rep.hdr.result != 0 ? rep.hdr.result : -EPROTO;
+	}
+	r->reqq = fds[0];
+	r->repq = fds[1];
+	r->shm = fds[2];
+	/* Replies are waited for with a timeout: the reply end must block. */
+	return mq_setattr(r->repq, &attr, NULL) == 0 ? 0 : -errno;
+}
+
+/* Register fd; its file id in *id. */
+static int raw_open(struct raw_client *r, int fd, uint64_t *id)
+{
+	struct rtio_open_req req;
+	union rtio_msg rep;
+	int ret;
+
+	memset(&req, 0, sizeof(req));
+	rtio_hdr_init(&req.hdr, RTIO_OP_OPEN, sizeof(req), 2);
+	snprintf(req.name, sizeof(req.name), "raw.bin");
+	ret = raw_control(r, &req, sizeof(req), &fd, 1, &rep);
+	*id = rep.open_rep.file_id;
+	return ret;
+}
+
+static int raw_send(struct raw_client *r, uint16_t opcode, uint64_t req_id, uint64_t file_id,
+		    uint64_t off, uint32_t len, int timeout_ms)
+{
+	struct rtio_io_req io;
+	struct timespec ts;
+
+	memset(&io, 0, sizeof(io));
+	rtio_hdr_init(&io.hdr, opcode, sizeof(io), req_id);
+	io.file_id = file_id;
+	io.offset = off;
+	io.length = len;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += (long)timeout_ms * 1000000;
+	ts.tv_sec += ts.tv_nsec / 1000000000;
+	ts.tv_nsec %= 1000000000;
+	return mq_timedsend(r->reqq, (const char *)&io, sizeof(io), 0, &ts) == 0 ? 0 : -errno;
+}
+
+static int raw_reply(struct raw_client *r, union rtio_msg *rep)
+{
+	struct timespec ts;
+	ssize_t n;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 5;
+	n = mq_timedreceive(r->repq, (char *)rep, sizeof(*rep), NULL, &ts);
+	return n < 0 ? -errno : 0;
+}
 
 /* Connect, open path and register it with aiod under name; 0 or -errno. */
 static int client_open(TALLOC_CTX *mem, const struct fixture *f, const char *path, int oflags,
@@ -419,7 +577,7 @@ static void test_wrote_drops_stale_blocks(void **state)
 	struct fixture *f = *state;
 	struct aiod_ctx *ctx = f->ctx;
 	uint64_t written0 = ctx->st.bytes_written;
-	struct client_run w = { f, "clip.mxf", 0 };
+	struct client_run w = { .f = f, .name = "clip.mxf" };
 
 	run_client(f, wrote_client_main, &w);
 	assert_int_equal(ctx->st.bytes_written - written0, BS / 2);	/* reported, counted */
@@ -454,7 +612,7 @@ static void *writer_main(void *arg)
 static uint64_t run_writer(struct fixture *f, const char *name)
 {
 	uint64_t wb0 = f->ctx->st.writebacks;
-	struct client_run w = { f, name, 0 };
+	struct client_run w = { .f = f, .name = name };
 
 	run_client(f, writer_main, &w);
 	drain(f->ctx);	/* write-backs done, the closed open (and its reservation) gone */
@@ -502,7 +660,7 @@ static void test_first_stream_reads_are_not_misses(void **state)
 {
 	struct fixture *f = *state;
 	struct aiod_ctx *ctx = f->ctx;
-	struct client_run w = { f, "clip.mxf", 0 };
+	struct client_run w = { .f = f, .name = "clip.mxf" };
 
 	use_stream_class(ctx);
 	run_client(f, stream_reader_main, &w);
@@ -510,7 +668,520 @@ static void test_first_stream_reads_are_not_misses(void **state)
 	assert_int_equal(ctx->st.deadline_misses, 0);	/* but nothing was read ahead yet */
 }
 
-int main(void)
+/*
+ * A client that sends requests and never collects the answers: more than its
+ * reply queue holds. aiod must end the session (the client broke the rules)
+ * from inside its receive loop, and nothing may touch the session after.
+ */
+static void *flood_client_main(void *arg)
+{
+	struct client_run *w = arg;
+	struct raw_client r;
+	union rtio_msg rep;
+	uint64_t id = 0;
+	int fd = -1, ret;
+
+	ret = raw_connect(w->f, &r);
+	if (ret == 0) {
+		fd = open(w->f->path, O_RDWR | O_CLOEXEC);
+		ret = fd < 0 ? -errno : raw_open(&r, fd, &id);
+	}
+	/* Reads: make the block cached first, so every flooding READ0 is answered at once. */
+	if (ret == 0 && w->opcode == RTIO_OP_READ0) {
+		ret = raw_send(&r, RTIO_OP_READ0, 1, id, 0, 4096, 1000);
+		if (ret == 0) {
+			ret = raw_reply(&r, &rep);
+		}
+		if (ret == 0) {
+			ret = rep.hdr.result == 4096 ? 0 : -EIO;
+		}
+		if (ret == 0) {
+			struct rtio_release_req rel;
+
+			memset(&rel, 0, sizeof(rel));
+			rtio_hdr_init(&rel.hdr, RTIO_OP_READ1, sizeof(rel), 0);
+			rel.token = rep.io_rep.token;
+			ret = mq_send(r.reqq, (const char *)&rel, sizeof(rel), 0) == 0 ? 0 : -errno;
+		}
+	}
+	/* Until aiod stops taking requests: it closed the session, the queue filled up. */
+	for (uint64_t i = 2; ret == 0 && i < 200; i++) {
+		ret = raw_send(&r, w->opcode, i, id, 0, 4096, 200);
+		if (ret == -ETIMEDOUT) {
+			ret = 0;
+			break;
+		}
+	}
+	/* The session is over: aiod closed the socket. */
+	if (ret == 0) {
+		ssize_t n = rtio_sock_recv(r.sock, &rep, sizeof(rep), NULL, NULL, 5000);
+		ret = n == 0 ? 0 : (n < 0 ? (int)n : -EPROTO);
+	}
+	raw_close(&r);
+	client_end(w, ret, NULL, fd);
+	return NULL;
+}
+
+static void flood(struct fixture *f, uint16_t opcode)
+{
+	struct aiod_ctx *ctx = f->ctx;
+	struct client_run w = { .f = f, .name = "raw.bin", .opcode = opcode };
+
+	/* Its pins must not stop it first: answered inline, the replies overflow the queue. */
+	ctx->cfg->session_pin_pct = 100;
+	run_client(f, flood_client_main, &w);
+	drain(ctx);
+	assert_int_equal(ctx->nsessions, 0);
+	assert_null(ctx->sessions);
+	assert_int_equal(pinned_blocks(ctx->cache), 0);
+	assert_int_equal(ctx->cache->pinned, 0);
+}
+
+static void test_session_flood_wrote_unread_replies(void **state)
+{
+	flood(*state, RTIO_OP_WROTE);
+}
+
+static void test_session_flood_read0_unread_replies(void **state)
+{
+	flood(*state, RTIO_OP_READ0);
+}
+
+/*
+ * aiod out of descriptors with a client waiting to be accepted: accept()
+ * fails with EMFILE for as long as that lasts. The loop must not spin on the
+ * listening socket meanwhile, and the client gets in once descriptors are
+ * back.
+ */
+static void test_listener_backs_off_when_out_of_descriptors(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_ctx *ctx = f->ctx;
+	struct rlimit saved, low;
+	int fill[512], nfill = 0, client, fd, fill_err;
+	unsigned turns = 0;
+	uint64_t t0;
+
+	client = rtio_sock_connect(f->sock, 1000);	/* waits in the backlog */
+	assert_true(client >= 0);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+	low = saved;
+	if (low.rlim_cur > (rlim_t)highest_fd() + 128) {
+		low.rlim_cur = (rlim_t)highest_fd() + 128;
+	}
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	while (nfill < (int)(sizeof(fill) / sizeof(fill[0])) && (fd = dup(client)) >= 0) {
+		fill[nfill++] = fd;
+	}
+	fill_err = errno;
+	t0 = aiod_now_ns();
+	while (aiod_now_ns() - t0 < 300000000ull) {
+		loop_once(ctx);
+		turns++;
+	}
+	while (nfill > 0) {
+		close(fill[--nfill]);
+	}
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+	assert_int_equal(fill_err, EMFILE);
+	/* 20 ms ticks and a back-off timer: a few dozen turns, not a busy loop. */
+	assert_true(turns < 100);
+	assert_int_equal(ctx->nsessions, 0);
+	for (int i = 0; i < 50 && ctx->nsessions == 0; i++) {
+		loop_once(ctx);
+	}
+	assert_int_equal(ctx->nsessions, 1);
+	close(client);
+	for (int i = 0; i < 50 && ctx->nsessions > 0; i++) {
+		loop_once(ctx);
+	}
+	assert_int_equal(ctx->nsessions, 0);
+}
+
+/*
+ * OPEN beyond [global] max_opens_per_session, and OPEN while aiod cannot
+ * take the descriptor (it is out of descriptors): EMFILE, the session lives
+ * on (the module does that file's I/O itself). OPEN of an O_APPEND
+ * descriptor: EINVAL (aiod's writes at an offset would land at the end).
+ */
+struct open_limits_run {
+	struct client_run w;
+	int cap_result;		/* the OPEN beyond the cap */
+	int append_result;
+	int lost_result;	/* the OPEN whose descriptor aiod could not take */
+	int after_result;	/* an OPEN once aiod has descriptors again */
+};
+
+static void *open_limits_main(void *arg)
+{
+	struct open_limits_run *o = arg;
+	struct fixture *f = o->w.f;
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct rtio_client *c = NULL;
+	struct rtio_file rf[4];
+	int fd = -1, afd = -1, ret;
+	char byte = 'r';
+
+	ret = client_open(mem, f, f->path, O_RDONLY, o->w.name, 0, &c, &fd, &rf[0]);
+	for (int i = 1; ret == 0 && i < 3; i++) {
+		ret = rtio_client_open(c, fd, o->w.name, 0, &rf[i]);
+	}
+	if (ret == 0) {
+		o->cap_result = rtio_client_open(c, fd, o->w.name, 0, &rf[3]);
+		ret = rtio_client_close(c, rf[2].file_id);
+	}
+	if (ret == 0) {
+		afd = open(f->path, O_WRONLY | O_APPEND | O_CLOEXEC);
+		ret = afd < 0 ? -errno : 0;
+	}
+	if (ret == 0) {
+		o->append_result = rtio_client_open(c, afd, o->w.name, RTIO_OPEN_WRITABLE, &rf[2]);
+	}
+	/* Let the test take every descriptor aiod could use, then try one more OPEN. */
+	if (ret == 0 && write(f->ready[1], &byte, 1) != 1) {
+		ret = -errno;
+	}
+	if (ret == 0 && read(f->finish[0], &byte, 1) != 1) {
+		ret = -errno;
+	}
+	if (ret == 0) {
+		o->lost_result = rtio_client_open(c, fd, o->w.name, 0, &rf[2]);
+		if (write(f->ready[1], &byte, 1) != 1 || read(f->finish[0], &byte, 1) != 1) {
+			ret = -errno;
+		}
+	}
+	if (ret == 0) {
+		o->after_result = rtio_client_open(c, fd, o->w.name, 0, &rf[2]);
+	}
+	if (afd >= 0) {
+		close(afd);
+	}
+	client_end(&o->w, ret, mem, fd);
+	return NULL;
+}
+
+/* Run aiod's loop until the client thread wrote to the ready pipe. */
+static void wait_client(struct fixture *f)
+{
+	f->client_ready = false;
+	assert_non_null(tevent_add_fd(f->ctx->ev, f->ctx, f->ready[0], TEVENT_FD_READ,
+				      ready_handler, f));
+	for (int i = 0; i < 1000 && !f->client_ready; i++) {
+		loop_once(f->ctx);
+	}
+	assert_true(f->client_ready);
+}
+
+static void test_control_open_limits(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_ctx *ctx = f->ctx;
+	struct open_limits_run o = { .w = { .f = f, .name = "bulk.bin" } };
+	struct rlimit saved, low;
+	int fill[512], nfill = 0, fd;
+	char byte = 'g';
+	pthread_t t;
+
+	ctx->cfg->max_opens_per_session = 3;
+	assert_int_equal(pthread_create(&t, NULL, open_limits_main, &o), 0);
+	wait_client(f);
+	/* Every descriptor taken: the next OPEN's descriptor cannot reach aiod. */
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+	low = saved;
+	if (low.rlim_cur > (rlim_t)highest_fd() + 128) {
+		low.rlim_cur = (rlim_t)highest_fd() + 128;
+	}
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	while (nfill < (int)(sizeof(fill) / sizeof(fill[0])) && (fd = dup(0)) >= 0) {
+		fill[nfill++] = fd;
+	}
+	assert_int_equal(write(f->finish[1], &byte, 1), 1);
+	wait_client(f);
+	while (nfill > 0) {
+		close(fill[--nfill]);
+	}
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+	assert_int_equal(write(f->finish[1], &byte, 1), 1);
+	wait_client(f);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(o.w.error, 0);
+	assert_int_equal(o.cap_result, -EMFILE);
+	assert_int_equal(o.append_result, -EINVAL);
+	assert_int_equal(o.lost_result, -EMFILE);
+	assert_int_equal(o.after_result, 0);
+}
+
+/*
+ * UNLINK drops every cached block of a (dev, ino): only for a session that
+ * has the file open or had it earlier (its process's earlier sessions
+ * included), not for anyone's cache.
+ */
+struct unlink_run {
+	struct client_run w;
+	uint64_t dev, ino;	/* a file another session has open (and cached) */
+	int other_result;	/* UNLINK of that file */
+	int own_closed_result;	/* UNLINK of a file this session opened and closed */
+	int never_result;	/* UNLINK of a file no session of this process opened */
+};
+
+static int stat_id(const char *path, uint64_t *dev, uint64_t *ino)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0) {
+		return -errno;
+	}
+	*dev = (uint64_t)st.st_dev;
+	*ino = (uint64_t)st.st_ino;
+	return 0;
+}
+
+static void *unlink_other_main(void *arg)
+{
+	struct unlink_run *u = arg;
+	struct fixture *f = u->w.f;
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct rtio_client *c = NULL;
+	struct rtio_file rf;
+	char path[160];
+	uint64_t dev = 0, ino = 0;
+	int fd = -1, ret;
+
+	snprintf(path, sizeof(path), "%s/own.bin", f->dir);
+	ret = client_open(mem, f, path, O_CREAT | O_RDWR, "own.bin", RTIO_OPEN_WRITABLE, &c, &fd,
+			  &rf);
+	if (ret == 0) {
+		u->other_result = rtio_client_unlink(c, u->dev, u->ino);
+		ret = rtio_client_close(c, rf.file_id);
+	}
+	if (ret == 0) {
+		u->own_closed_result = rtio_client_unlink(c, rf.dev, rf.ino);
+		snprintf(path, sizeof(path), "%s/never.bin", f->dir);
+		close(open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
+		ret = stat_id(path, &dev, &ino);
+	}
+	if (ret == 0) {
+		u->never_result = rtio_client_unlink(c, dev, ino);
+	}
+	client_end(&u->w, ret, mem, fd);
+	return NULL;
+}
+
+/* Connect, UNLINK (dev, ino) of the fixture's file, leave. */
+static void *unlink_file_main(void *arg)
+{
+	struct unlink_run *u = arg;
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct rtio_client *c = NULL;
+	int ret = rtio_client_connect(mem, u->w.f->sock, "unit", 5000, &c);
+
+	if (ret == 0) {
+		u->other_result = rtio_client_unlink(c, u->dev, u->ino);
+	}
+	client_end(&u->w, ret, mem, -1);
+	return NULL;
+}
+
+/* Run the loop until no session is left (the clients' DISCONNECTs are handled). */
+static void until_no_sessions(struct aiod_ctx *ctx)
+{
+	for (int i = 0; i < 100 && ctx->nsessions > 0; i++) {
+		loop_once(ctx);
+	}
+	assert_int_equal(ctx->nsessions, 0);
+}
+
+static void test_control_unlink_only_known_files(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_ctx *ctx = f->ctx;
+	struct unlink_run u = { .w = { .f = f, .name = "clip.mxf" } };
+	char byte = 'f';
+	pthread_t holder;
+
+	/* client_main holds the fixture's file open with blocks pinned and cached. */
+	assert_int_equal(pthread_create(&holder, NULL, client_main, f), 0);
+	wait_client(f);
+	assert_int_equal(f->client_error, 0);
+	u.dev = f->dev;
+	u.ino = f->ino;
+	run_client(f, unlink_other_main, &u.w);	/* w is u's first member */
+	assert_int_equal(u.other_result, -EPERM);
+	assert_int_equal(u.own_closed_result, 0);
+	assert_int_equal(u.never_result, -EPERM);
+	assert_non_null(aiod_cache_find(ctx->cache, f->dev, f->ino, 0));
+	assert_int_equal(write(f->finish[1], &byte, 1), 1);
+	assert_int_equal(pthread_join(holder, NULL), 0);
+	until_no_sessions(ctx);
+
+	/* The holder's process comes back in a new session: it may drop the file's blocks. */
+	u.other_result = 1;
+	run_client(f, unlink_file_main, &u.w);
+	assert_int_equal(u.other_result, 0);
+	assert_null(aiod_cache_find(ctx->cache, f->dev, f->ino, 0));
+}
+
+/*
+ * One session pins blocks and never releases them (a stuck or greedy smbd):
+ * it may take its share of the cache, [cache] session_pin_pct, and then only
+ * its own requests wait (and fail with ENOBUFS after pin_wait_ms); another
+ * session's reads go on at once.
+ */
+#define GREEDY_PINS 8
+
+struct greedy_run {
+	struct client_run w;
+	ssize_t got[GREEDY_PINS];
+};
+
+static void *greedy_main(void *arg)
+{
+	struct greedy_run *g = arg;
+	struct fixture *f = g->w.f;
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct rtio_client *c = NULL;
+	struct rtio_file rf;
+	struct rtio_pinned p[GREEDY_PINS];
+	char path[160];
+	int fd = -1, ret;
+	char byte = 'r';
+
+	/* 16 blocks: as many as the whole cache. */
+	snprintf(path, sizeof(path), "%s/greedy.bin", f->dir);
+	fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+	ret = fd < 0 || ftruncate(fd, 16 * BS) != 0 ? -errno : 0;
+	if (fd >= 0) {
+		close(fd);
+	}
+	if (ret == 0) {
+		ret = client_open(mem, f, path, O_RDONLY, "greedy.bin", 0, &c, &fd, &rf);
+	}
+	for (int i = 0; ret == 0 && i < GREEDY_PINS; i++) {
+		g->got[i] = rtio_client_read_pinned(c, rf.file_id, 2 * BS, (off_t)i * 2 * BS, &p[i]);
+	}
+	g->w.error = ret;
+	/* Hold the pins until the test is done with the other session. */
+	if (write(f->ready[1], &byte, 1) != 1 || read(f->finish[0], &byte, 1) != 1) {
+		g->w.error = -errno;
+	}
+	talloc_free(mem);
+	if (fd >= 0) {
+		close(fd);
+	}
+	return NULL;
+}
+
+/* Read the fixture's file from the start: 8 blocks, 2 at a time. */
+static void *modest_reader_main(void *arg)
+{
+	struct client_run *w = arg;
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct rtio_client *c = NULL;
+	struct rtio_file rf;
+	uint8_t *buf = talloc_size(mem, 2 * BS);
+	uint64_t t0 = aiod_now_ns();
+	int fd = -1, ret;
+
+	ret = buf == NULL ? -ENOMEM :
+	      client_open(mem, w->f, w->f->path, O_RDONLY, w->name, 0, &c, &fd, &rf);
+	for (uint32_t i = 0; ret == 0 && i < 4; i++) {
+		ssize_t n = rtio_client_pread(c, rf.file_id, buf, 2 * BS, (off_t)i * 2 * BS);
+		ret = n == 2 * BS ? 0 : (n < 0 ? (int)n : -EIO);
+	}
+	/* Not after a pin_wait_ms wait: it never waited for the greedy session's blocks. */
+	if (ret == 0 && aiod_now_ns() - t0 > 150000000ull) {
+		ret = -ETIME;
+	}
+	client_end(w, ret, mem, fd);
+	return NULL;
+}
+
+static void test_dataplane_session_pin_quota(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_ctx *ctx = f->ctx;
+	struct greedy_run g = { .w = { .f = f, .name = "greedy.bin" } };
+	struct client_run reader = { .f = f, .name = "bulk.bin" };
+	char byte = 'f';
+	pthread_t t;
+
+	ctx->cfg->max_io = 2 * BS;
+	ctx->cfg->pin_wait_ms = 200;
+	ctx->cfg->session_pin_pct = 25;		/* 4 of the 16 blocks */
+	assert_int_equal(pthread_create(&t, NULL, greedy_main, &g), 0);
+	wait_client(f);
+	assert_int_equal(g.w.error, 0);
+	/* Two reads of 2 blocks fit its quota; the others waited and were refused. */
+	assert_int_equal(g.got[0], 2 * BS);
+	assert_int_equal(g.got[1], 2 * BS);
+	for (int i = 2; i < GREEDY_PINS; i++) {
+		assert_int_equal(g.got[i], -ENOBUFS);
+	}
+	assert_int_equal(ctx->cache->pinned, 4);
+	run_client(f, modest_reader_main, &reader);
+	assert_int_equal(write(f->finish[1], &byte, 1), 1);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	drain(ctx);
+}
+
+/*
+ * Sessions exhausted ([global] max_sessions = 1, taken): monitoring still
+ * works, on a connection that never says CONNECT, up to a few beyond the
+ * limit; a full CONNECT beyond the limit is told why (EUSERS) instead of
+ * seeing the connection drop.
+ */
+struct monitor_run {
+	struct client_run w;
+	int stats_result;
+	uint64_t sessions;	/* as STATS counted them */
+	int file_stats_result;
+	int connect_result;	/* a full session beyond max_sessions */
+	int connect_monitor_result;	/* CONNECT sent on a monitor connection */
+};
+
+static void *monitor_main(void *arg)
+{
+	struct monitor_run *m = arg;
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct rtio_client *full = NULL, *mon = NULL, *extra = NULL;
+	struct rtio_stats_rep st;
+	struct rtio_file_stats_rep fst;
+	struct raw_client r;
+	int ret = rtio_client_connect(mem, m->w.f->sock, "unit", 5000, &full);
+
+	if (ret == 0) {
+		ret = rtio_client_monitor_connect(mem, m->w.f->sock, 5000, &mon);
+	}
+	if (ret == 0) {
+		m->stats_result = rtio_client_stats(mon, &st);
+		m->sessions = st.sessions;
+		m->file_stats_result = rtio_client_file_stats(mon, 0, &fst);
+		m->connect_result = rtio_client_connect(mem, m->w.f->sock, "unit", 5000, &extra);
+		m->connect_monitor_result = raw_connect(m->w.f, &r);
+		raw_close(&r);
+	}
+	client_end(&m->w, ret, mem, -1);
+	return NULL;
+}
+
+static void test_listener_monitor_beyond_max_sessions(void **state)
+{
+	struct fixture *f = *state;
+	struct monitor_run m = { .w = { .f = f } };
+
+	f->ctx->cfg->max_sessions = 1;
+	run_client(f, monitor_main, &m.w);
+	assert_int_equal(m.stats_result, 0);
+	assert_int_equal(m.sessions, 1);	/* the full one; monitors are not sessions */
+	assert_int_equal(m.file_stats_result, -ENOENT);	/* no file yet: an answer all the same */
+	assert_int_equal(m.connect_result, -EUSERS);
+	assert_int_equal(m.connect_monitor_result, -EUSERS);
+	until_no_sessions(f->ctx);
+	assert_int_equal(f->ctx->nmonitors, 0);
+}
+
+/* One argument: a pattern of the tests to run (cmocka's filter, e.g. '*flood*'). */
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_session_teardown_releases_everything, setup,
@@ -520,7 +1191,22 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_first_stream_reads_are_not_misses, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_session_flood_wrote_unread_replies, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_session_flood_read0_unread_replies, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_listener_backs_off_when_out_of_descriptors, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_control_open_limits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_control_unlink_only_known_files, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_dataplane_session_pin_quota, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_listener_monitor_beyond_max_sessions, setup,
+						teardown),
 	};
 
+	if (argc > 1) {
+		cmocka_set_test_filter(argv[1]);
+	}
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
