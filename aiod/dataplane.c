@@ -966,10 +966,6 @@ void aiod_data_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union 
 		return;
 	}
 	ctx->st.requests++;
-	if (m->hdr.opcode == RTIO_OP_READ0) {
-		/* A write that finished before this read was sent has queued its event: act on it. */
-		aiod_watch_drain(ctx);
-	}
 	switch (m->hdr.opcode) {
 	case RTIO_OP_READ0:
 	case RTIO_OP_WRITE0:

@@ -420,29 +420,56 @@ static void session_pidfd_ready(struct tevent_context *ev, struct tevent_fd *fde
 	aiod_session_destroy(private_data, "client process exited");
 }
 
+/*
+ * Requests come in batches: receive a batch, then read the change events
+ * (watch.c) once, then handle it. Every write that finished before one of
+ * these requests was sent has queued its event by then, so no read of the
+ * batch is answered from a block such a write made stale -- at one
+ * non-blocking read() per batch instead of one per request.
+ */
+#define SESSION_BATCH 16
+
 static void session_reqq_ready(struct tevent_context *ev, struct tevent_fd *fde, uint16_t flags,
 			       void *private_data)
 {
 	struct aiod_session *s = private_data;
-	union rtio_msg m;
+	union rtio_msg m[SESSION_BATCH];
+	size_t len[SESSION_BATCH];
 	unsigned budget = 256;	/* do not starve other sessions */
+	bool more = true;
 
 	(void)ev;
 	(void)fde;
 	(void)flags;
-	while (budget-- > 0 && !s->dying) {
-		ssize_t n = mq_receive(s->reqq, (char *)&m, sizeof(m), NULL);
+	while (more && budget > 0 && !s->dying) {
+		unsigned n = 0;
+		bool reads = false;
 
-		if (n < 0) {
-			if (errno == EINTR) {
+		while (n < SESSION_BATCH && budget > 0) {
+			ssize_t got = mq_receive(s->reqq, (char *)&m[n], sizeof(m[n]), NULL);
+
+			if (got < 0 && errno == EINTR) {
 				continue;
 			}
-			if (errno != EAGAIN) {
-				aiod_session_destroy(s, "request queue failed");
+			if (got < 0) {
+				if (errno != EAGAIN) {
+					aiod_session_destroy(s, "request queue failed");
+				}
+				more = false;
+				break;
 			}
-			return;
+			len[n] = (size_t)got;
+			reads |= got >= (ssize_t)sizeof(m[n].hdr) && m[n].hdr.opcode == RTIO_OP_READ0;
+			n++;
+			budget--;
 		}
-		aiod_data_handle(s->ctx, s, &m, (size_t)n);
+		if (reads) {
+			aiod_watch_drain(s->ctx);
+		}
+		/* A handler may end the session (a full reply queue): the rest of the batch goes. */
+		for (unsigned i = 0; i < n && !s->dying; i++) {
+			aiod_data_handle(s->ctx, s, &m[i], len[i]);
+		}
 	}
 }
 
