@@ -125,7 +125,8 @@ static int client_destructor(struct rtio_client *c)
 	for (struct rtio_client_io *io = c->queue; io != NULL; io = io->next) {
 		io->done = NULL;
 	}
-	for (uint32_t i = 0; i < c->max_inflight; i++) {
+	/* A connect that failed half way has max_inflight but no slots yet. */
+	for (uint32_t i = 0; c->slots != NULL && i < c->max_inflight; i++) {
 		if (c->slots[i] != NULL) {
 			c->slots[i]->done = NULL;
 		}
