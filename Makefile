@@ -183,7 +183,8 @@ clean:
 
 # ---- integration test programs that speak to aiod directly ----
 
-$(BUILD)/test/%: tests/integration/%.c $(BUILD)/librtio-client.a $(COMMON_HDR)
+$(BUILD)/test/%: tests/integration/%.c $(BUILD)/librtio-client.a $(COMMON_HDR) \
+		tests/integration/aiod_check.h
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -Icommon $(PKG_CFLAGS) -o $@ $< $(BUILD)/librtio-client.a $(PKG_LIBS_TALLOC)
 

@@ -22,19 +22,7 @@
 #include "rtio_proto.h"
 #include "rtio_sock.h"
 
-static int failures;
-
-#define CHECK(cond, ...) \
-	do { \
-		if (cond) { \
-			printf("ok   " __VA_ARGS__); \
-			printf("\n"); \
-		} else { \
-			printf("FAIL " __VA_ARGS__); \
-			printf("  (%s:%d)\n", __FILE__, __LINE__); \
-			failures++; \
-		} \
-	} while (0)
+#include "aiod_check.h"
 
 struct raw {
 	int sock;

@@ -35,20 +35,7 @@
 #define MAX_SESSIONS 64
 #define MAX_WAITING  8
 
-static int failures;
-
-#define CHECK(cond, ...) \
-	do { \
-		if (cond) { \
-			printf("ok   " __VA_ARGS__); \
-			printf("\n"); \
-		} else { \
-			printf("FAIL " __VA_ARGS__); \
-			printf("  (%s:%d)\n", __FILE__, __LINE__); \
-			failures++; \
-		} \
-		fflush(stdout); \
-	} while (0)
+#include "aiod_check.h"
 
 static double now_s(void)
 {
