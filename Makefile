@@ -4,7 +4,9 @@
 #   make check      unit tests (plain and ASan/UBSan) + integration tests with real smbd
 #   make demo       start aiod + smbd on loopback and compare plain vs rtio shares
 #   make bench      the long benchmarks (bench/README.md)
-#   make fuzz       libFuzzer on the message decoder, bounded time
+#   make fuzz       libFuzzer on the message decoder and on aiod's sessions, bounded time
+#   make asan       aiod with ASan + UBSan, for the stress and soak runs
+#   make soak       hours of mixed load against the ASan aiod and real smbd
 #   make torture    the whole smbtorture comparison, plain vs rtio (about 14 minutes)
 #   make install    rtio.so into smbd's VFS module directory, aiod, config, systemd unit
 #
@@ -36,15 +38,15 @@ AIOD_SRC   := $(filter-out aiod/main.c,$(wildcard aiod/*.c))
 COMMON_HDR := $(wildcard common/*.h)
 AIOD_HDR   := $(wildcard aiod/*.h)
 
-.PHONY: all deps build check unit unit-asan integration demo bench fuzz torture install uninstall \
-	clean help install-module
+.PHONY: all deps build check unit unit-asan integration demo bench fuzz fuzz-session fuzz-seeds \
+	asan soak torture install uninstall clean help install-module
 .DEFAULT_GOAL := all
 
 all: deps
 	@$(MAKE) --no-print-directory build
 
 help:
-	@sed -n '3,9p' Makefile | sed 's/^# //'
+	@sed -n '3,11p' Makefile | sed 's/^# //'
 
 # Everything the build needs, installed idempotently (apt, Samba and fio sources).
 deps:
@@ -58,19 +60,27 @@ include bench/stream/stream.mk
 build: $(BUILD)/aiod $(BUILD)/aiodctl $(BUILD)/librtio-client.a $(BUILD)/rtio.so unit-build \
 	$(BUILD)/emudisk $(BUILD)/rtio-stream \
 	$(BUILD)/test/aiod_stress $(BUILD)/test/aiod_badinput $(BUILD)/test/aiod_admission \
-	$(BUILD)/test/aiod_manyfiles $(BUILD)/test/aiod_limits
+	$(BUILD)/test/aiod_manyfiles $(BUILD)/test/aiod_limits $(BUILD)/asan/aiod
 
-$(BUILD)/obj/%.o: %.c $(COMMON_HDR) $(AIOD_HDR)
-	@mkdir -p $(dir $@)
-	$(CC) $(BASE_CFLAGS) -Icommon -Iaiod $(INI_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+# $(call aiod_rules,DIR,FLAGS): objects under DIR/obj and DIR/aiod, built with FLAGS added.
+define aiod_rules
+$(1)/obj/%.o: %.c $(COMMON_HDR) $(AIOD_HDR)
+	@mkdir -p $$(dir $$@)
+	$(CC) $(BASE_CFLAGS) $(2) -Icommon -Iaiod $(INI_CFLAGS) $(PKG_CFLAGS) -c $$< -o $$@
+
+$(1)/aiod: $(1)/obj/aiod/main.o $(AIOD_SRC:%.c=$(1)/obj/%.o) \
+		$(1)/obj/common/rtio_proto.o $(1)/obj/common/rtio_sock.o
+	$(CC) $(BASE_CFLAGS) $(2) -o $$@ $$^ $(PKG_LIBS_AIOD)
+endef
+$(eval $(call aiod_rules,$(BUILD),))
+# The same daemon with ASan + UBSan, for tests/integration/t_asan.sh and make soak.
+$(eval $(call aiod_rules,$(BUILD)/asan,$(SAN)))
+
+asan: $(BUILD)/asan/aiod
 
 $(BUILD)/librtio-client.a: $(COMMON_SRC:%.c=$(BUILD)/obj/%.o)
 	@rm -f $@
 	ar rcs $@ $^
-
-$(BUILD)/aiod: $(BUILD)/obj/aiod/main.o $(AIOD_SRC:%.c=$(BUILD)/obj/%.o) \
-		$(BUILD)/obj/common/rtio_proto.o $(BUILD)/obj/common/rtio_sock.o
-	$(CC) $(BASE_CFLAGS) -o $@ $^ $(PKG_LIBS_AIOD)
 
 $(BUILD)/aiodctl: $(BUILD)/obj/tools/aiodctl.o $(BUILD)/librtio-client.a
 	$(CC) $(BASE_CFLAGS) -o $@ $^ $(PKG_LIBS_TALLOC)
@@ -96,26 +106,37 @@ install-module: $(BUILD)/rtio.so
 
 # ---- unit tests: each built twice, plainly and with ASan + UBSan ----
 
-UNIT_TESTS := test_proto test_cache test_edf test_config test_stream test_session
+UNIT_TESTS := test_proto test_cache test_edf test_config test_stream test_session replay_session
 test_proto_SRC  := common/rtio_proto.c
 test_cache_SRC  := aiod/cache.c
 test_edf_SRC    := aiod/edf.c
 test_config_SRC := aiod/config.c aiod/log.c
 test_stream_SRC := aiod/stream.c aiod/admission.c aiod/config.c aiod/log.c aiod/cache.c \
 	aiod/engine.c aiod/edf.c
-# the whole daemon but main.c and calibrate.c, and the client library
-test_session_SRC := $(filter-out aiod/main.c aiod/calibrate.c,$(wildcard aiod/*.c)) \
-	common/rtio_proto.c common/rtio_sock.c common/rtio_client.c
+# the whole daemon but main.c and calibrate.c: an aiod context inside a test
+AIOD_INPROC_SRC := $(filter-out aiod/main.c aiod/calibrate.c,$(wildcard aiod/*.c)) \
+	common/rtio_proto.c common/rtio_sock.c
+test_session_SRC := $(AIOD_INPROC_SRC) common/rtio_client.c
+# the session fuzzer's corpus, replayed without libFuzzer (tests/fuzz/README.md)
+FUZZ_HDR := $(wildcard tests/fuzz/*.h)
+FUZZ_SESSION_CORPUS := tests/fuzz/corpus/session
+replay_session_MAIN := tests/fuzz/replay_session.c
+replay_session_SRC := tests/fuzz/session_harness.c $(AIOD_INPROC_SRC)
+replay_session_CFLAGS := -Itests/fuzz -DFUZZ_SESSION_CORPUS='"$(CURDIR)/$(FUZZ_SESSION_CORPUS)"' \
+	-DFUZZ_SESSION_CRASHES='"$(CURDIR)/tests/fuzz/crashes"'
+
+# A test's main file is tests/unit/NAME.c unless NAME_MAIN names another.
+unit_main = $(or $($(1)_MAIN),tests/unit/$(1).c)
 
 define unit_rules
-$(BUILD)/unit/$(1): tests/unit/$(1).c $$($(1)_SRC) $(COMMON_HDR) $(AIOD_HDR)
+$(BUILD)/unit/$(1): $(call unit_main,$(1)) $$($(1)_SRC) $(COMMON_HDR) $(AIOD_HDR) $(FUZZ_HDR)
 	@mkdir -p $$(dir $$@)
-	$(CC) $(BASE_CFLAGS) -Icommon -Iaiod $(INI_CFLAGS) $(PKG_CFLAGS) -o $$@ $$< $$($(1)_SRC) \
-		-lcmocka $(PKG_LIBS_AIOD) -lrt -lpthread
-$(BUILD)/unit-asan/$(1): tests/unit/$(1).c $$($(1)_SRC) $(COMMON_HDR) $(AIOD_HDR)
-	@mkdir -p $$(dir $$@)
-	$(CC) $(BASE_CFLAGS) $(SAN) -Icommon -Iaiod $(INI_CFLAGS) $(PKG_CFLAGS) -o $$@ $$< \
+	$(CC) $(BASE_CFLAGS) $$($(1)_CFLAGS) -Icommon -Iaiod $(INI_CFLAGS) $(PKG_CFLAGS) -o $$@ $$< \
 		$$($(1)_SRC) -lcmocka $(PKG_LIBS_AIOD) -lrt -lpthread
+$(BUILD)/unit-asan/$(1): $(call unit_main,$(1)) $$($(1)_SRC) $(COMMON_HDR) $(AIOD_HDR) $(FUZZ_HDR)
+	@mkdir -p $$(dir $$@)
+	$(CC) $(BASE_CFLAGS) $(SAN) $$($(1)_CFLAGS) -Icommon -Iaiod $(INI_CFLAGS) $(PKG_CFLAGS) \
+		-o $$@ $$< $$($(1)_SRC) -lcmocka $(PKG_LIBS_AIOD) -lrt -lpthread
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call unit_rules,$(t))))
 
@@ -142,17 +163,49 @@ bench: all
 	@$(MAKE) --no-print-directory install-module
 	@BUILD=$(BUILD) bench/run.sh
 
+# Mixed load with faults against the ASan aiod and real smbd (tests/soak/run.sh).
+SOAK_SECONDS ?= 3600
+soak: all asan
+	@$(MAKE) --no-print-directory install-module
+	@BUILD=$(BUILD) SOAK_SECONDS=$(SOAK_SECONDS) tests/soak/run.sh
+
 # ---- fuzzing (clang/libFuzzer) ----
 
 FUZZ_SECONDS ?= 60
+# A known bug the fuzzer would otherwise hit within a second (tests/fuzz/README.md,
+# crashes/ubsan-engine-short-readv); empty it once engine.c is fixed.
+FUZZ_KNOWN_BUGS ?= -fno-sanitize=pointer-overflow
+FUZZ_CFLAGS = $(WARN) -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=all $(FUZZ_KNOWN_BUGS)
 $(BUILD)/fuzz/fuzz_msg: tests/fuzz/fuzz_msg.c common/rtio_proto.c $(COMMON_HDR)
 	@mkdir -p $(dir $@)
-	clang -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -Icommon -o $@ $< \
-		common/rtio_proto.c
+	clang $(FUZZ_CFLAGS) -Icommon -o $@ $< common/rtio_proto.c
 
-fuzz: deps $(BUILD)/fuzz/fuzz_msg
-	@mkdir -p $(BUILD)/fuzz/corpus
+# The whole session (control socket + request queue) against an in-process aiod.
+$(BUILD)/fuzz/fuzz_session: tests/fuzz/fuzz_session.c tests/fuzz/session_harness.c \
+		$(AIOD_INPROC_SRC) $(COMMON_HDR) $(AIOD_HDR) $(FUZZ_HDR)
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -Icommon -Iaiod -Itests/fuzz $(INI_CFLAGS) $(PKG_CFLAGS) -o $@ \
+		tests/fuzz/fuzz_session.c tests/fuzz/session_harness.c $(AIOD_INPROC_SRC) \
+		$(PKG_LIBS_AIOD) -lrt
+
+fuzz-session: $(BUILD)/fuzz/fuzz_session
+
+# Rewrites the committed seed corpus and the reproducers of what the fuzzer found
+# (tests/fuzz/mkseeds_session.c says what each is).
+$(BUILD)/fuzz/mkseeds_session: tests/fuzz/mkseeds_session.c $(FUZZ_HDR) $(COMMON_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -Icommon -Itests/fuzz -o $@ $<
+
+fuzz-seeds: $(BUILD)/fuzz/mkseeds_session
+	$(BUILD)/fuzz/mkseeds_session $(FUZZ_SESSION_CORPUS) tests/fuzz/crashes
+
+# New inputs go to build/; the committed seeds are read, never written.
+fuzz: deps $(BUILD)/fuzz/fuzz_msg $(BUILD)/fuzz/fuzz_session
+	@mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/corpus-session
 	$(BUILD)/fuzz/fuzz_msg -max_total_time=$(FUZZ_SECONDS) -max_len=1024 $(BUILD)/fuzz/corpus
+	$(BUILD)/fuzz/fuzz_session -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+		-artifact_prefix=$(BUILD)/fuzz/ $(BUILD)/fuzz/corpus-session $(FUZZ_SESSION_CORPUS)
 
 # ---- install ----
 
@@ -178,7 +231,7 @@ uninstall:
 	@echo "left $(DESTDIR)$(SYSCONFDIR)/aiod/aiod.ini in place (your configuration)"
 
 clean:
-	rm -rf $(BUILD)/obj $(BUILD)/vfsobj $(BUILD)/unit $(BUILD)/unit-asan $(BUILD)/fuzz \
+	rm -rf $(BUILD)/obj $(BUILD)/vfsobj $(BUILD)/unit $(BUILD)/unit-asan $(BUILD)/fuzz $(BUILD)/asan \
 		$(BUILD)/aiod $(BUILD)/aiodctl $(BUILD)/rtio.so $(BUILD)/librtio-client.a
 
 # ---- integration test programs that speak to aiod directly ----

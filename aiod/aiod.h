@@ -210,6 +210,8 @@ void aiod_session_pin(struct aiod_session *s, uint32_t n);
 void aiod_session_unpin(struct aiod_session *s, uint32_t n);
 uint32_t aiod_session_pinned(const struct aiod_session *s);
 uint32_t aiod_session_id(const struct aiod_session *s);
+/* RTIO_FEAT_* the session was granted at CONNECT. */
+uint32_t aiod_session_features(const struct aiod_session *s);
 bool aiod_session_connected(const struct aiod_session *s);
 pid_t aiod_session_pid(const struct aiod_session *s);
 struct aiod_open **aiod_session_opens(struct aiod_session *s);

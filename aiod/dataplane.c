@@ -976,6 +976,15 @@ void aiod_data_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union 
 			reply_simple(ctx, s, m->hdr.opcode, m->hdr.req_id, -EBADF);
 			return;
 		}
+		if (m->hdr.opcode == RTIO_OP_WRITE0 &&
+		    !(aiod_session_features(s) & RTIO_FEAT_SHM_WRITE)) {
+			/*
+			 * Its region is read-only: the staging blocks would reach the
+			 * file with whatever they held before (another file's bytes).
+			 */
+			reply_simple(ctx, s, m->hdr.opcode, m->hdr.req_id, -EPERM);
+			return;
+		}
 		if ((m->hdr.opcode == RTIO_OP_READ0 && !o->readable) ||
 		    ((m->hdr.opcode == RTIO_OP_WRITE0 || m->hdr.opcode == RTIO_OP_WROTE) &&
 		     !o->writable)) {

@@ -56,6 +56,7 @@ struct aiod_session {
 	uint32_t pinned;	/* block references of its leases and requests */
 	struct aiod_req *reqs;	/* data requests in flight, see dataplane.c */
 	uint64_t protocol_errors;
+	uint32_t features;	/* RTIO_FEAT_* granted at CONNECT */
 	struct aiod_known *known;	/* files it registered, NULL until the first */
 };
 
@@ -84,6 +85,11 @@ struct aiod_known {
 bool aiod_session_connected(const struct aiod_session *s)
 {
 	return s->connected;
+}
+
+uint32_t aiod_session_features(const struct aiod_session *s)
+{
+	return s->features;
 }
 
 uint32_t aiod_session_id(const struct aiod_session *s)
@@ -615,6 +621,7 @@ static void session_connect(struct aiod_session *s, const struct rtio_connect_re
 	}
 	rep.features = req->features & RTIO_FEAT_ALL;
 	fds[2] = (rep.features & RTIO_FEAT_SHM_WRITE) ? ctx->region.fd : ctx->region.ro_fd;
+	s->features = rep.features;
 	rep.session_id = s->id;
 	rep.shm_size = ctx->region.size;
 	rep.block_size = ctx->region.block_size;
@@ -686,6 +693,10 @@ static void session_sock_ready(struct tevent_context *ev, struct tevent_fd *fde,
 		return;
 	}
 	if (n == 0) {
+		/* An empty message may still carry descriptors (SCM_RIGHTS): they are ours to close. */
+		for (unsigned i = 0; i < nfds; i++) {
+			close(fds[i]);
+		}
 		aiod_session_destroy(s, "client closed the connection");
 		return;
 	}

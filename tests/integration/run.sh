@@ -49,6 +49,7 @@ done
 for share in plain rtio rtioaiod rtiosync; do
 	run "roundtrip-$share" t_roundtrip "$share"
 done
+run asan-stress t_asan_stress
 run stats-through-aiod t_stats
 run config-bad-values t_config_bad_values
 run config-filters t_config_filters
