@@ -976,6 +976,12 @@ void aiod_data_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union 
 			reply_simple(ctx, s, m->hdr.opcode, m->hdr.req_id, -EBADF);
 			return;
 		}
+		if ((m->hdr.opcode == RTIO_OP_READ0 && !o->readable) ||
+		    ((m->hdr.opcode == RTIO_OP_WRITE0 || m->hdr.opcode == RTIO_OP_WROTE) &&
+		     !o->writable)) {
+			reply_simple(ctx, s, m->hdr.opcode, m->hdr.req_id, -EBADF);
+			return;
+		}
 		if (m->hdr.opcode == RTIO_OP_WRITE0 &&
 		    !(aiod_session_features(s) & RTIO_FEAT_SHM_WRITE)) {
 			/*
@@ -983,12 +989,6 @@ void aiod_data_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union 
 			 * file with whatever they held before (another file's bytes).
 			 */
 			reply_simple(ctx, s, m->hdr.opcode, m->hdr.req_id, -EPERM);
-			return;
-		}
-		if ((m->hdr.opcode == RTIO_OP_READ0 && !o->readable) ||
-		    ((m->hdr.opcode == RTIO_OP_WRITE0 || m->hdr.opcode == RTIO_OP_WROTE) &&
-		     !o->writable)) {
-			reply_simple(ctx, s, m->hdr.opcode, m->hdr.req_id, -EBADF);
 			return;
 		}
 		if (m->hdr.opcode != RTIO_OP_FSYNC &&
