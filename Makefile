@@ -172,11 +172,8 @@ soak: all asan
 # ---- fuzzing (clang/libFuzzer) ----
 
 FUZZ_SECONDS ?= 60
-# A known bug the fuzzer would otherwise hit within a second (tests/fuzz/README.md,
-# crashes/ubsan-engine-short-readv); empty it once engine.c is fixed.
-FUZZ_KNOWN_BUGS ?= -fno-sanitize=pointer-overflow
 FUZZ_CFLAGS = $(WARN) -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
-	-fno-sanitize-recover=all $(FUZZ_KNOWN_BUGS)
+	-fno-sanitize-recover=all
 $(BUILD)/fuzz/fuzz_msg: tests/fuzz/fuzz_msg.c common/rtio_proto.c $(COMMON_HDR)
 	@mkdir -p $(dir $@)
 	clang $(FUZZ_CFLAGS) -Icommon -o $@ $< common/rtio_proto.c

@@ -186,10 +186,12 @@ static void engine_complete(struct aiod_engine *e, struct engine_op *op, int res
 		op->done_bytes += (uint32_t)res;
 		if ((uint32_t)res < op->len) {
 			/* Short transfer: go on from where it stopped. */
+			/* A vectored read has no flat buffer (buf is NULL): its iovecs move instead. */
 			if (op->kind == ENGINE_READV) {
 				engine_iov_advance(op, (uint32_t)res);
+			} else {
+				op->buf += res;
 			}
-			op->buf += res;
 			op->off += (uint32_t)res;
 			op->len -= (uint32_t)res;
 			e->st.resubmits++;

@@ -30,6 +30,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <mqueue.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -56,6 +57,8 @@
 #define FZ_MSG_BUF	640	/* longer than any valid message: aiod must refuse the rest */
 #define FZ_SETTLE_NS	(2ull * 1000000000ull)
 #define FZ_NO_PID	0x3fffffff	/* above any pid_max */
+#define FZ_DIR_PARENT	"/dev/shm"	/* tmpfs */
+#define FZ_DIR_PREFIX	"rtio-fuzz-session."
 
 /* A request sent and not yet answered: what the reply is checked against. */
 struct fz_pending {
@@ -91,7 +94,8 @@ struct fz_client {
 };
 
 struct fz_backing {
-	char path[128];
+	const char *name;	/* for messages */
+	char path[32];		/* /proc/self/fd/N: the file has no name of its own */
 	int fd;			/* the harness's own, O_RDWR */
 	uint32_t size;		/* at the start of every input */
 	uint8_t *content;
@@ -135,6 +139,14 @@ struct fz_in {
 	size_t left;
 };
 
+/*
+ * The world fz_fail() cleans up before abort(): the backing files and the
+ * socket live on tmpfs, and libFuzzer's fork mode would leave a directory
+ * per crash there. Static because fz_fail() is called from helpers that
+ * have no world; there is one per process.
+ */
+static struct fz_world *fz_failing_world;
+
 static void fz_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
 static void fz_fail(const char *fmt, ...)
@@ -146,6 +158,9 @@ static void fz_fail(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "\n");
+	if (fz_failing_world != NULL) {
+		fz_world_remove_files(fz_failing_world);
+	}
 	abort();
 }
 
@@ -219,7 +234,7 @@ static uint8_t fz_pattern(unsigned file, uint64_t off)
 static void fz_backing_stat(const struct fz_backing *b, struct stat *st)
 {
 	if (fstat(b->fd, st) != 0) {
-		fz_fail("harness: fstat %s: %s", b->path, strerror(errno));
+		fz_fail("harness: fstat %s: %s", b->name, strerror(errno));
 	}
 }
 
@@ -229,10 +244,10 @@ static void fz_backing_restore(struct fz_backing *b)
 	struct stat st;
 
 	if (b->size > 0 && pwrite(b->fd, b->content, b->size, 0) != (ssize_t)b->size) {
-		fz_fail("harness: writing %s: %s", b->path, strerror(errno));
+		fz_fail("harness: writing %s: %s", b->name, strerror(errno));
 	}
 	if (ftruncate(b->fd, b->size) != 0) {
-		fz_fail("harness: truncating %s: %s", b->path, strerror(errno));
+		fz_fail("harness: truncating %s: %s", b->name, strerror(errno));
 	}
 	fz_backing_stat(b, &st);
 	b->mtime = st.st_mtim;
@@ -250,22 +265,25 @@ static void fz_backing_refresh(struct fz_backing *b)
 	}
 }
 
+/*
+ * A backing file on tmpfs (where reads and writes complete inside
+ * io_uring_submit()) with no name: opened again through /proc/self/fd with
+ * whatever flags an OPEN wants, and gone with the process however it ends.
+ */
 static void fz_backing_create(struct fz_world *w, unsigned i, uint32_t size)
 {
-	static const char *const names[FZ_FILES] = { "big.dat", "small.dat", "empty.dat", NULL };
+	static const char *const names[FZ_FILES] = { "big.dat", "small.dat", "empty.dat",
+						     "memfd" };
 	struct fz_backing *b = &w->files[i];
 	struct stat st;
 
-	if (names[i] != NULL) {
-		snprintf(b->path, sizeof(b->path), "%s/%s", w->dir, names[i]);
-		b->fd = open(b->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	} else {
-		b->fd = memfd_create("fuzz-session", MFD_CLOEXEC);
-		snprintf(b->path, sizeof(b->path), "/proc/self/fd/%d", b->fd);
-	}
+	b->name = names[i];
+	b->fd = i == FZ_FILE_MEMFD ? memfd_create("fuzz-session", MFD_CLOEXEC)
+				   : open(w->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	if (b->fd < 0) {
-		fz_fail("harness: creating %s: %s", b->path, strerror(errno));
+		fz_fail("harness: creating %s: %s", b->name, strerror(errno));
 	}
+	snprintf(b->path, sizeof(b->path), "/proc/self/fd/%d", b->fd);
 	b->size = size;
 	b->content = malloc(size > 0 ? size : 1);
 	if (b->content == NULL) {
@@ -581,12 +599,12 @@ static void fz_check_read_data(const struct fz_world *w, const struct fz_client 
 									: (uint32_t)sizeof(buf);
 
 			if (pread(b->fd, buf, n, (off_t)pos) != (ssize_t)n) {
-				fz_fail("harness: pread %s: %s", b->path, strerror(errno));
+				fz_fail("harness: pread %s: %s", b->name, strerror(errno));
 			}
 			if (memcmp(buf, c->region + r->seg[i].shm_off + done, n) != 0) {
 				fz_fail("READ0 of %llu bytes at %llu of %s: segment %u differs from "
 					"the file near offset %llu", (unsigned long long)p->len,
-					(unsigned long long)p->off, b->path, i,
+					(unsigned long long)p->off, b->name, i,
 					(unsigned long long)pos);
 			}
 			done += n;
@@ -713,7 +731,7 @@ static void fz_opened(struct fz_world *w, struct fz_client *c, const struct rtio
 
 	if (file >= 0 && !w->oracle_off &&
 	    (r->dev != w->files[file].dev || r->ino != w->files[file].ino)) {
-		fz_fail("OPEN of %s answered (dev %llu, ino %llu)", w->files[file].path,
+		fz_fail("OPEN of %s answered (dev %llu, ino %llu)", w->files[file].name,
 			(unsigned long long)r->dev, (unsigned long long)r->ino);
 	}
 	id->file_id = r->file_id;
@@ -1362,6 +1380,58 @@ void fz_world_run(struct fz_world *w, const uint8_t *data, size_t size)
 
 /* ---- the world ---- */
 
+/* Remove what failed: the path is still named in the message. */
+static void fz_remove(const char *path, int (*rm)(const char *))
+{
+	if (rm(path) != 0 && errno != ENOENT) {
+		fprintf(stderr, "fuzz_session: removing %s: %s\n", path, strerror(errno));
+	}
+}
+
+/* A world's directory: the listener's socket in aiod/ (the files have no names). */
+static void fz_remove_dir(const char *dir)
+{
+	char path[192];
+
+	snprintf(path, sizeof(path), "%s/aiod/aiod.sock", dir);
+	fz_remove(path, unlink);
+	snprintf(path, sizeof(path), "%s/aiod", dir);
+	fz_remove(path, rmdir);
+	fz_remove(dir, rmdir);
+}
+
+void fz_world_remove_files(struct fz_world *w)
+{
+	fz_remove_dir(w->dir);
+}
+
+/*
+ * The directories of harnesses that died without removing theirs (a
+ * sanitizer report or libFuzzer's timeout ends the process at once; in fork
+ * mode that is every crash): named by pid, removed once that pid is gone.
+ */
+static void fz_remove_stale_dirs(void)
+{
+	DIR *d = opendir(FZ_DIR_PARENT);
+	struct dirent *e;
+
+	if (d == NULL) {
+		return;
+	}
+	while ((e = readdir(d)) != NULL) {
+		char dir[sizeof(FZ_DIR_PARENT) + sizeof(e->d_name)], tail;
+		int pid;
+
+		if (sscanf(e->d_name, FZ_DIR_PREFIX "%d%c", &pid, &tail) != 1 || pid <= 0 ||
+		    kill(pid, 0) == 0 || errno != ESRCH) {
+			continue;
+		}
+		snprintf(dir, sizeof(dir), "%s/%s", FZ_DIR_PARENT, e->d_name);
+		fz_remove_dir(dir);
+	}
+	closedir(d);
+}
+
 static void fz_aiod_start(struct fz_world *w)
 {
 	struct aiod_ctx *ctx;
@@ -1440,11 +1510,12 @@ struct fz_world *fz_world_create(void)
 		fz_client_reset(&w->c[i]);
 	}
 	w->trace = getenv("FUZZ_SESSION_TRACE") != NULL;
-	/* tmpfs: buffered reads and writes complete inside io_uring_submit(). */
-	snprintf(w->dir, sizeof(w->dir), "/dev/shm/rtio-fuzz-session.XXXXXX");
-	if (mkdtemp(w->dir) == NULL) {
-		fz_fail("harness: mkdtemp %s: %s", w->dir, strerror(errno));
+	fz_remove_stale_dirs();
+	snprintf(w->dir, sizeof(w->dir), "%s/" FZ_DIR_PREFIX "%d", FZ_DIR_PARENT, (int)getpid());
+	if (mkdir(w->dir, 0700) != 0) {
+		fz_fail("harness: mkdir %s: %s", w->dir, strerror(errno));
 	}
+	fz_failing_world = w;
 	for (unsigned i = 0; i < FZ_FILES; i++) {
 		fz_backing_create(w, i, sizes[i]);
 	}
@@ -1484,8 +1555,6 @@ struct fz_world *fz_world_create(void)
 
 void fz_world_destroy(struct fz_world *w)
 {
-	char path[192];
-
 	for (unsigned i = 0; i < FZ_SLOTS; i++) {
 		fz_client_dies(&w->c[i]);
 	}
@@ -1497,24 +1566,17 @@ void fz_world_destroy(struct fz_world *w)
 	}
 	TALLOC_FREE(w->ctx->engine);
 	aiod_region_destroy(&w->ctx->region);
-	snprintf(path, sizeof(path), "%s/aiod", w->dir);
-	if (rmdir(path) != 0 && errno != ENOENT) {
-		fprintf(stderr, "fuzz_session: removing %s: %s\n", path, strerror(errno));
-	}
 	talloc_free(w->ctx);
+	fz_world_remove_files(w);
 	for (unsigned i = 0; i < FZ_FILES; i++) {
 		close(w->files[i].fd);
 		free(w->files[i].content);
-		if (i != FZ_FILE_MEMFD && unlink(w->files[i].path) != 0) {
-			fprintf(stderr, "fuzz_session: removing %s: %s\n", w->files[i].path,
-				strerror(errno));
-		}
-	}
-	if (rmdir(w->dir) != 0) {
-		fprintf(stderr, "fuzz_session: removing %s: %s\n", w->dir, strerror(errno));
 	}
 	if (waitpid(w->dead_pid, NULL, 0) != w->dead_pid) {
 		fprintf(stderr, "fuzz_session: reaping %d: %s\n", (int)w->dead_pid, strerror(errno));
+	}
+	if (fz_failing_world == w) {
+		fz_failing_world = NULL;
 	}
 	free(w);
 }

@@ -21,7 +21,11 @@
 
 struct fz_world;
 
-/* Build the aiod context and the backing files (in a new directory under /dev/shm). */
+/*
+ * Build the aiod context and the backing files (nameless, on tmpfs); the
+ * listener's socket goes in /dev/shm/rtio-fuzz-session.PID, which the next
+ * harness removes if this process dies without fz_world_destroy().
+ */
 struct fz_world *fz_world_create(void);
 
 /* Run one input, tear its clients down and check that nothing of them is left. */
@@ -29,5 +33,8 @@ void fz_world_run(struct fz_world *w, const uint8_t *data, size_t size);
 
 /* Stop aiod's parts and remove the backing files. */
 void fz_world_destroy(struct fz_world *w);
+
+/* Remove the backing files and the socket now: a crash is about to end the process. */
+void fz_world_remove_files(struct fz_world *w);
 
 #endif
