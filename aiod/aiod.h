@@ -7,7 +7,7 @@
  *   region.c    the shared, locked buffer region
  *   cache.c     block bookkeeping (pure)
  *   engine.c    io_uring behind an EDF queue
- *   edf.c       the earliest-deadline-first queue (pure)
+ *   edf.c       the earliest-deadline-first queue of device requests (pure)
  *   listener.c  the control socket: accepting and authenticating clients
  *   session.c   sessions: queues, pidfd, leases, teardown
  *   files.c     files (dev, ino) and a session's opens
@@ -31,6 +31,7 @@
 #include <tevent.h>
 
 #include "cache.h"
+#include "clock.h"
 #include "config.h"
 #include "engine.h"
 #include "log.h"

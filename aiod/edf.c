@@ -8,7 +8,7 @@
 
 #include "edf.h"
 
-static bool before(const struct aiod_sched_item *a, const struct aiod_sched_item *b)
+static bool before(const struct aiod_edf_item *a, const struct aiod_edf_item *b)
 {
 	if (a->deadline_ns != b->deadline_ns) {
 		return a->deadline_ns < b->deadline_ns;
@@ -16,15 +16,15 @@ static bool before(const struct aiod_sched_item *a, const struct aiod_sched_item
 	return a->seq < b->seq;
 }
 
-static void place(struct aiod_sched *q, uint32_t i, struct aiod_sched_item *it)
+static void place(struct aiod_edf *q, uint32_t i, struct aiod_edf_item *it)
 {
 	q->heap[i] = it;
 	it->heap_pos = i;
 }
 
-static void sift_up(struct aiod_sched *q, uint32_t i)
+static void sift_up(struct aiod_edf *q, uint32_t i)
 {
-	struct aiod_sched_item *it = q->heap[i];
+	struct aiod_edf_item *it = q->heap[i];
 
 	while (i > 0) {
 		uint32_t parent = (i - 1) / 2;
@@ -37,13 +37,13 @@ static void sift_up(struct aiod_sched *q, uint32_t i)
 	place(q, i, it);
 }
 
-static void sift_down(struct aiod_sched *q, uint32_t i)
+static void sift_down(struct aiod_edf *q, uint32_t i)
 {
-	struct aiod_sched_item *it = q->heap[i];
+	struct aiod_edf_item *it = q->heap[i];
 
 	for (;;) {
 		uint32_t l = 2 * i + 1, r = l + 1, m = i;
-		struct aiod_sched_item *best = it;
+		struct aiod_edf_item *best = it;
 
 		if (l < q->count && before(q->heap[l], best)) {
 			m = l;
@@ -62,16 +62,16 @@ static void sift_down(struct aiod_sched *q, uint32_t i)
 	place(q, i, it);
 }
 
-struct aiod_sched *aiod_sched_create(TALLOC_CTX *mem_ctx)
+struct aiod_edf *aiod_edf_create(TALLOC_CTX *mem_ctx)
 {
-	return talloc_zero(mem_ctx, struct aiod_sched);
+	return talloc_zero(mem_ctx, struct aiod_edf);
 }
 
-int aiod_sched_push(struct aiod_sched *q, struct aiod_sched_item *it)
+int aiod_edf_push(struct aiod_edf *q, struct aiod_edf_item *it)
 {
 	if (q->count == q->capacity) {
 		uint32_t cap = q->capacity ? q->capacity * 2 : 64;
-		struct aiod_sched_item **h = talloc_realloc(q, q->heap, struct aiod_sched_item *, cap);
+		struct aiod_edf_item **h = talloc_realloc(q, q->heap, struct aiod_edf_item *, cap);
 		if (h == NULL) {
 			return -ENOMEM;
 		}
@@ -84,12 +84,12 @@ int aiod_sched_push(struct aiod_sched *q, struct aiod_sched_item *it)
 	return 0;
 }
 
-struct aiod_sched_item *aiod_sched_peek(const struct aiod_sched *q)
+struct aiod_edf_item *aiod_edf_peek(const struct aiod_edf *q)
 {
 	return q->count ? q->heap[0] : NULL;
 }
 
-void aiod_sched_remove(struct aiod_sched *q, struct aiod_sched_item *it)
+void aiod_edf_remove(struct aiod_edf *q, struct aiod_edf_item *it)
 {
 	uint32_t i = it->heap_pos;
 
@@ -101,7 +101,7 @@ void aiod_sched_remove(struct aiod_sched *q, struct aiod_sched_item *it)
 		return;
 	}
 	{
-		struct aiod_sched_item *moved = q->heap[q->count];
+		struct aiod_edf_item *moved = q->heap[q->count];
 
 		place(q, i, moved);
 		sift_down(q, i);
@@ -109,12 +109,12 @@ void aiod_sched_remove(struct aiod_sched *q, struct aiod_sched_item *it)
 	}
 }
 
-struct aiod_sched_item *aiod_sched_pop(struct aiod_sched *q)
+struct aiod_edf_item *aiod_edf_pop(struct aiod_edf *q)
 {
-	struct aiod_sched_item *it = aiod_sched_peek(q);
+	struct aiod_edf_item *it = aiod_edf_peek(q);
 
 	if (it != NULL) {
-		aiod_sched_remove(q, it);
+		aiod_edf_remove(q, it);
 	}
 	return it;
 }

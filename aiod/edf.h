@@ -12,26 +12,26 @@
 #include <stdint.h>
 #include <talloc.h>
 
-struct aiod_sched_item {
+struct aiod_edf_item {
 	uint64_t deadline_ns;	/* CLOCK_MONOTONIC */
 	uint64_t seq;		/* set by push: arrival order */
 	uint32_t heap_pos;	/* set by the queue */
 };
 
-struct aiod_sched {
-	struct aiod_sched_item **heap;
+struct aiod_edf {
+	struct aiod_edf_item **heap;
 	uint32_t count;
 	uint32_t capacity;
 	uint64_t seq;
 };
 
-struct aiod_sched *aiod_sched_create(TALLOC_CTX *mem_ctx);
+struct aiod_edf *aiod_edf_create(TALLOC_CTX *mem_ctx);
 /* 0 or -ENOMEM. */
-int aiod_sched_push(struct aiod_sched *q, struct aiod_sched_item *it);
+int aiod_edf_push(struct aiod_edf *q, struct aiod_edf_item *it);
 /* Earliest deadline, NULL when empty. */
-struct aiod_sched_item *aiod_sched_peek(const struct aiod_sched *q);
-struct aiod_sched_item *aiod_sched_pop(struct aiod_sched *q);
+struct aiod_edf_item *aiod_edf_peek(const struct aiod_edf *q);
+struct aiod_edf_item *aiod_edf_pop(struct aiod_edf *q);
 /* Remove an item that is queued (heap_pos valid). */
-void aiod_sched_remove(struct aiod_sched *q, struct aiod_sched_item *it);
+void aiod_edf_remove(struct aiod_edf *q, struct aiod_edf_item *it);
 
 #endif

@@ -28,7 +28,7 @@ enum engine_op_kind { ENGINE_READ, ENGINE_READV, ENGINE_WRITE, ENGINE_FSYNC, ENG
 #define ENGINE_MAX_IOV 16
 
 struct engine_op {
-	struct aiod_sched_item item;	/* first: the queue hands us back this pointer */
+	struct aiod_edf_item item;	/* first: the queue hands us back this pointer */
 	enum engine_op_kind kind;
 	int fd;
 	uint32_t block;
@@ -51,21 +51,13 @@ struct aiod_engine {
 	struct tevent_fd *efd_fde;
 	struct tevent_immediate *submit_im;
 	bool submit_armed;
-	struct aiod_sched *queue;
+	struct aiod_edf *queue;
 	uint8_t *bufs;
 	uint32_t block_size;
 	uint32_t nblocks;
 	uint32_t depth;
 	struct aiod_engine_stats st;
 };
-
-uint64_t aiod_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int engine_destructor(struct aiod_engine *e)
 {
@@ -128,7 +120,7 @@ static void engine_submit(struct tevent_context *ev, struct tevent_immediate *im
 	(void)im;
 	e->submit_armed = false;
 	while (e->st.inflight < e->depth) {
-		struct engine_op *op = (struct engine_op *)aiod_sched_peek(e->queue);
+		struct engine_op *op = (struct engine_op *)aiod_edf_peek(e->queue);
 		struct io_uring_sqe *sqe;
 
 		if (op == NULL) {
@@ -138,7 +130,7 @@ static void engine_submit(struct tevent_context *ev, struct tevent_immediate *im
 		if (sqe == NULL) {
 			break;
 		}
-		aiod_sched_pop(e->queue);
+		aiod_edf_pop(e->queue);
 		engine_prep(e, sqe, op);
 		e->st.inflight++;
 		n++;
@@ -211,7 +203,7 @@ static void engine_complete(struct aiod_engine *e, struct engine_op *op, int res
 	talloc_free(op);
 	return;
 requeue:
-	if (aiod_sched_push(e->queue, &op->item) != 0) {
+	if (aiod_edf_push(e->queue, &op->item) != 0) {
 		e->st.completed++;
 		op->done(op->private_data, -ENOMEM);
 		talloc_free(op);
@@ -251,7 +243,7 @@ static void engine_reap(struct tevent_context *ev, struct tevent_fd *fde, uint16
 			engine_complete(e, done[i], res[i]);
 		}
 	}
-	if (aiod_sched_peek(e->queue) != NULL) {
+	if (aiod_edf_peek(e->queue) != NULL) {
 		engine_arm(e);
 	}
 }
@@ -318,7 +310,7 @@ struct aiod_engine *aiod_engine_create(TALLOC_CTX *mem_ctx, struct tevent_contex
 		talloc_free(e);
 		return NULL;
 	}
-	e->queue = aiod_sched_create(e);
+	e->queue = aiod_edf_create(e);
 	e->submit_im = tevent_create_immediate(e);
 	e->efd_fde = tevent_add_fd(ev, e, e->efd, TEVENT_FD_READ, engine_reap, e);
 	if (e->queue == NULL || e->submit_im == NULL || e->efd_fde == NULL) {
@@ -327,6 +319,22 @@ struct aiod_engine *aiod_engine_create(TALLOC_CTX *mem_ctx, struct tevent_contex
 		return NULL;
 	}
 	return e;
+}
+
+/* Every operation enters the EDF queue here: one place counts it and arms the ring. */
+static int engine_push(struct aiod_engine *e, struct engine_op *op, uint64_t deadline_ns,
+		       aiod_engine_done_fn done, void *private_data)
+{
+	op->done = done;
+	op->private_data = private_data;
+	op->item.deadline_ns = deadline_ns;
+	if (aiod_edf_push(e->queue, &op->item) != 0) {
+		talloc_free(op);
+		return -ENOMEM;
+	}
+	e->st.queued = e->queue->count;
+	engine_arm(e);
+	return 0;
 }
 
 static int engine_queue(struct aiod_engine *e, enum engine_op_kind kind, int fd, uint32_t block,
@@ -350,16 +358,7 @@ static int engine_queue(struct aiod_engine *e, enum engine_op_kind kind, int fd,
 	op->len = len;
 	op->off = off;
 	op->datasync = datasync;
-	op->done = done;
-	op->private_data = private_data;
-	op->item.deadline_ns = deadline_ns;
-	if (aiod_sched_push(e->queue, &op->item) != 0) {
-		talloc_free(op);
-		return -ENOMEM;
-	}
-	e->st.queued = e->queue->count;
-	engine_arm(e);
-	return 0;
+	return engine_push(e, op, deadline_ns, done, private_data);
 }
 
 int aiod_engine_read(struct aiod_engine *e, int fd, uint32_t block, uint32_t buf_off, uint32_t len,
@@ -398,15 +397,7 @@ int aiod_engine_readv(struct aiod_engine *e, int fd, const uint32_t *blocks, uin
 		op->iov[i].iov_base = e->bufs + (uint64_t)blocks[i] * e->block_size;
 		op->iov[i].iov_len = e->block_size;
 	}
-	op->done = done;
-	op->private_data = private_data;
-	op->item.deadline_ns = deadline_ns;
-	if (aiod_sched_push(e->queue, &op->item) != 0) {
-		talloc_free(op);
-		return -ENOMEM;
-	}
-	engine_arm(e);
-	return 0;
+	return engine_push(e, op, deadline_ns, done, private_data);
 }
 
 int aiod_engine_write(struct aiod_engine *e, int fd, uint32_t block, uint32_t buf_off, uint32_t len,
@@ -443,7 +434,7 @@ unsigned aiod_engine_cancel(struct aiod_engine *e, aiod_engine_done_fn done,
 			i++;
 			continue;
 		}
-		aiod_sched_remove(e->queue, &op->item);	/* the heap shifts: look at i again */
+		aiod_edf_remove(e->queue, &op->item);	/* the heap shifts: look at i again */
 		e->st.completed++;
 		op->done(op->private_data, -ECANCELED);
 		talloc_free(op);

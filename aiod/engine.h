@@ -65,7 +65,4 @@ unsigned aiod_engine_cancel(struct aiod_engine *e, aiod_engine_done_fn done,
 
 void aiod_engine_get_stats(const struct aiod_engine *e, struct aiod_engine_stats *out);
 
-/* CLOCK_MONOTONIC now, in ns. */
-uint64_t aiod_now_ns(void);
-
 #endif

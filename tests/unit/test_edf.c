@@ -15,77 +15,77 @@
 
 static void test_edf_pops_in_deadline_order(void **state)
 {
-	struct aiod_sched *q = aiod_sched_create(NULL);
-	struct aiod_sched_item it[500];
+	struct aiod_edf *q = aiod_edf_create(NULL);
+	struct aiod_edf_item it[500];
 	uint64_t last = 0;
 
 	(void)state;
 	srand(42);
 	for (int i = 0; i < 500; i++) {
 		it[i].deadline_ns = (uint64_t)(rand() % 1000);
-		assert_int_equal(aiod_sched_push(q, &it[i]), 0);
+		assert_int_equal(aiod_edf_push(q, &it[i]), 0);
 	}
 	for (int i = 0; i < 500; i++) {
-		struct aiod_sched_item *p = aiod_sched_pop(q);
+		struct aiod_edf_item *p = aiod_edf_pop(q);
 		assert_non_null(p);
 		assert_true(p->deadline_ns >= last);
 		last = p->deadline_ns;
 	}
-	assert_null(aiod_sched_pop(q));
+	assert_null(aiod_edf_pop(q));
 	talloc_free(q);
 }
 
 static void test_edf_equal_deadlines_fifo(void **state)
 {
-	struct aiod_sched *q = aiod_sched_create(NULL);
-	struct aiod_sched_item it[10];
+	struct aiod_edf *q = aiod_edf_create(NULL);
+	struct aiod_edf_item it[10];
 
 	(void)state;
 	for (int i = 0; i < 10; i++) {
 		it[i].deadline_ns = 7;
-		aiod_sched_push(q, &it[i]);
+		aiod_edf_push(q, &it[i]);
 	}
 	for (int i = 0; i < 10; i++) {
-		assert_ptr_equal(aiod_sched_pop(q), &it[i]);
+		assert_ptr_equal(aiod_edf_pop(q), &it[i]);
 	}
 	talloc_free(q);
 }
 
 static void test_edf_urgent_overtakes_bulk(void **state)
 {
-	struct aiod_sched *q = aiod_sched_create(NULL);
-	struct aiod_sched_item bulk[32], urgent = { .deadline_ns = 5 };
+	struct aiod_edf *q = aiod_edf_create(NULL);
+	struct aiod_edf_item bulk[32], urgent = { .deadline_ns = 5 };
 
 	(void)state;
 	/* A deep queue of best-effort reads due at 500... */
 	for (int i = 0; i < 32; i++) {
 		bulk[i].deadline_ns = 500 + (uint64_t)i;
-		aiod_sched_push(q, &bulk[i]);
+		aiod_edf_push(q, &bulk[i]);
 	}
 	/* ...does not delay a stream read due sooner, arriving last. */
-	aiod_sched_push(q, &urgent);
-	assert_ptr_equal(aiod_sched_pop(q), &urgent);
-	assert_ptr_equal(aiod_sched_pop(q), &bulk[0]);
+	aiod_edf_push(q, &urgent);
+	assert_ptr_equal(aiod_edf_pop(q), &urgent);
+	assert_ptr_equal(aiod_edf_pop(q), &bulk[0]);
 	talloc_free(q);
 }
 
 static void test_edf_remove_middle(void **state)
 {
-	struct aiod_sched *q = aiod_sched_create(NULL);
-	struct aiod_sched_item it[64];
+	struct aiod_edf *q = aiod_edf_create(NULL);
+	struct aiod_edf_item it[64];
 	uint64_t last = 0;
 
 	(void)state;
 	for (int i = 0; i < 64; i++) {
 		it[i].deadline_ns = (uint64_t)((i * 37) % 64);
-		aiod_sched_push(q, &it[i]);
+		aiod_edf_push(q, &it[i]);
 	}
 	for (int i = 0; i < 64; i += 3) {
-		aiod_sched_remove(q, &it[i]);
+		aiod_edf_remove(q, &it[i]);
 	}
 	assert_int_equal(q->count, 64 - 22);
 	while (q->count > 0) {
-		struct aiod_sched_item *p = aiod_sched_pop(q);
+		struct aiod_edf_item *p = aiod_edf_pop(q);
 		assert_true((p - it) % 3 != 0);
 		assert_true(p->deadline_ns >= last);
 		last = p->deadline_ns;
