@@ -95,6 +95,7 @@ int aiod_admission_admit(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t bps
 	}
 	o->rate_bps = bps;
 	o->reserved = true;
+	o->file->reserved_bps += bps;
 	ctx->reserved_Bps += need;
 	ctx->streams++;
 	AIOD_INFO("admission: stream %s at %llu bit/s admitted (%u streams, %llu bytes/s reserved)",
@@ -109,6 +110,7 @@ void aiod_admission_release(struct aiod_ctx *ctx, struct aiod_open *o)
 		return;
 	}
 	o->reserved = false;
+	o->file->reserved_bps -= o->rate_bps;
 	ctx->reserved_Bps -= o->rate_bps / 8;
 	ctx->streams--;
 }

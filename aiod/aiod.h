@@ -36,19 +36,13 @@
 #include "engine.h"
 #include "log.h"
 #include "rtio_proto.h"
+#include "session.h"
 
 struct aiod_session;
 struct aiod_req;
 struct aiod_watch;
 struct aiod_known;
-
-/*
- * Requests are dataplane.c's; a session only keeps a list of its requests in
- * flight through this link, which is the first member of struct aiod_req.
- */
-struct aiod_req_link {
-	struct aiod_req *prev, *next;
-};
+struct aiod_peer;
 
 /* The shared region: header page + cache blocks, passed to clients as a memfd. */
 struct aiod_region {
@@ -83,6 +77,7 @@ struct aiod_file {
 	const struct aiod_stream_class *sclass;
 	uint64_t deadline_misses;
 	uint64_t bytes_read;
+	uint64_t reserved_bps;		/* admission.c: sum over its admitted opens */
 };
 
 /* One OPEN of one session: the descriptor smbd passed us. */
@@ -109,6 +104,13 @@ struct aiod_open {
 	uint64_t play_t0_ns, play_off0;	/* stream timeline origin */
 	/* Write aggregation: a sequential writer's range not yet pushed to the disk. */
 	uint64_t wb_start, wb_end;
+};
+
+/* The opens of one client (a peer, peer.h): its registered descriptors. */
+struct aiod_opens {
+	struct aiod_open *head;
+	uint64_t next_id;
+	uint32_t count;
 };
 
 /* Blocks pinned for a client between READ0 and READ1, or WRITE0 and WRITE1. */
@@ -150,6 +152,7 @@ struct aiod_ctx {
 	struct aiod_ratelimit full_log;		/* clients turned away: max_sessions reached */
 	uint32_t nmonitors;			/* STATS-only connections beyond max_sessions */
 	struct aiod_ratelimit resource_log;	/* sessions short of descriptors or queues */
+	const struct aiod_session_handlers *handlers;	/* handlers.c: where sessions deliver */
 	struct aiod_known *known_ended;	/* files of ended sessions, for their process's next one */
 	uint32_t nknown_ended;
 	struct aiod_session *sessions;
@@ -188,45 +191,6 @@ void aiod_region_destroy(struct aiod_region *r);
 int aiod_listener_start(struct aiod_ctx *ctx, char *err, size_t errlen);
 void aiod_listener_stop(struct aiod_ctx *ctx);
 
-/* session.c */
-/*
- * An authenticated connection: the session waits for CONNECT (5 s idle). A
- * monitor connection, accepted beyond max_sessions, answers STATS and
- * FILE_STATS and refuses CONNECT (EUSERS).
- */
-#define AIOD_MONITOR_SLOTS 4
-struct aiod_session *aiod_session_create(struct aiod_ctx *ctx, int sock, pid_t pid, uid_t uid,
-					 bool monitor);
-void aiod_session_destroy(struct aiod_session *s, const char *why);
-int aiod_session_reply(struct aiod_session *s, const void *msg, size_t len);
-struct aiod_lease *aiod_lease_new(struct aiod_session *s);
-struct aiod_lease *aiod_lease_find(struct aiod_session *s, uint64_t token);
-void aiod_lease_release(struct aiod_session *s, struct aiod_lease *l);
-/*
- * Block references s holds through its leases and requests, for its pin
- * quota: dataplane.c counts those a request takes (pin) and drops (unpin);
- * a lease's are dropped by aiod_lease_release().
- */
-void aiod_session_pin(struct aiod_session *s, uint32_t n);
-void aiod_session_unpin(struct aiod_session *s, uint32_t n);
-uint32_t aiod_session_pinned(const struct aiod_session *s);
-uint32_t aiod_session_id(const struct aiod_session *s);
-/* RTIO_FEAT_* the session was granted at CONNECT. */
-uint32_t aiod_session_features(const struct aiod_session *s);
-bool aiod_session_connected(const struct aiod_session *s);
-pid_t aiod_session_pid(const struct aiod_session *s);
-struct aiod_open **aiod_session_opens(struct aiod_session *s);
-struct aiod_session *aiod_session_next(struct aiod_session *s);
-int aiod_session_sock(const struct aiod_session *s);
-uint64_t aiod_session_next_file_id(struct aiod_session *s);
-/* s registered (dev, ino): from now on it may UNLINK it. */
-void aiod_session_note_file(struct aiod_session *s, uint64_t dev, uint64_t ino);
-/* Whether s has (dev, ino) open or registered it before (in its process's earlier sessions too). */
-bool aiod_session_may_unlink(struct aiod_session *s, uint64_t dev, uint64_t ino);
-/* A request of this session started / finished (teardown must detach the ones in flight). */
-void aiod_session_req_add(struct aiod_session *s, struct aiod_req *r);
-void aiod_session_req_remove(struct aiod_session *s, struct aiod_req *r);
-
 /* files.c */
 /* The file table and its watch (watch.c); needs ctx->ev. */
 int aiod_files_init(struct aiod_ctx *ctx);
@@ -238,10 +202,14 @@ void aiod_file_forget(struct aiod_ctx *ctx, uint64_t dev, uint64_t ino);
 void aiod_file_unwatched(struct aiod_ctx *ctx, struct aiod_file *f);
 /* The index-th file record, in a linear walk when indexes come in order; NULL past the end. */
 struct aiod_file *aiod_file_at(struct aiod_ctx *ctx, uint32_t index);
-struct aiod_open *aiod_open_find(struct aiod_session *s, uint64_t id);
-int aiod_open_add(struct aiod_ctx *ctx, struct aiod_session *s, int fd, const char *name,
+struct aiod_open *aiod_open_find(const struct aiod_opens *os, uint64_t id);
+/* Register fd (the client's descriptor, owned by the open on success) in os. */
+int aiod_open_add(struct aiod_ctx *ctx, struct aiod_opens *os, int fd, const char *name,
 		  uint32_t flags, struct aiod_open **out);
-void aiod_open_close(struct aiod_ctx *ctx, struct aiod_session *s, struct aiod_open *o);
+void aiod_open_close(struct aiod_ctx *ctx, struct aiod_opens *os, struct aiod_open *o);
+void aiod_open_close_all(struct aiod_ctx *ctx, struct aiod_opens *os);
+/* Whether os has (dev, ino) open. */
+bool aiod_opens_has(const struct aiod_opens *os, uint64_t dev, uint64_t ino);
 void aiod_open_busy(struct aiod_open *o);
 void aiod_open_idle(struct aiod_ctx *ctx, struct aiod_open *o);
 
@@ -262,15 +230,14 @@ uint32_t aiod_watch_count(const struct aiod_ctx *ctx);
 void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union rtio_msg *m,
 			 size_t len, int *fds, unsigned nfds, int fd_err);
 
+/* handlers.c: the request layer's entry points, for ctx->handlers */
+extern const struct aiod_session_handlers aiod_handlers;
+
 /* dataplane.c */
 void aiod_data_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union rtio_msg *m,
 		      size_t len);
-/* Count a malformed message from s and log it (rate limited). */
-void aiod_session_protocol_error(struct aiod_session *s, const char *what, int err);
-/* Send a control-socket reply; a failure ends the session. */
-int aiod_session_control_reply(struct aiod_session *s, const void *msg, size_t len);
-/* A session went away: forget it in its requests still in flight. */
-void aiod_req_orphan(struct aiod_req *r);
+/* p's session ended: its requests still in flight finish but answer nobody. */
+void aiod_data_orphan_all(struct aiod_peer *p);
 /* Cache blocks were released: retry requests that waited for one. */
 void aiod_data_retry_blocked(struct aiod_ctx *ctx);
 

@@ -13,8 +13,8 @@
 
 #include "aiod.h"
 #include "log.h"
+#include "peer.h"
 #include "rtio_sock.h"
-
 
 static void fill_stats(struct aiod_ctx *ctx, struct rtio_stats_rep *r)
 {
@@ -68,15 +68,7 @@ static int fill_file_stats(struct aiod_ctx *ctx, uint32_t index, struct rtio_fil
 			r->stream_class = c + 1;
 		}
 	}
-	/* Only files with opens have reservations: skip the session walk for the rest. */
-	for (struct aiod_session *s = ctx->sessions; f->opens > 0 && s != NULL;
-	     s = aiod_session_next(s)) {
-		for (struct aiod_open *o = *aiod_session_opens(s); o != NULL; o = o->next) {
-			if (o->file == f && o->reserved) {
-				r->reserved_bps += o->rate_bps;
-			}
-		}
-	}
+	r->reserved_bps = f->reserved_bps;
 	r->deadline_misses = f->deadline_misses;
 	r->bytes_read = f->bytes_read;
 	snprintf(r->name, sizeof(r->name), "%s", f->name != NULL ? f->name : "");
@@ -90,9 +82,8 @@ static int fill_file_stats(struct aiod_ctx *ctx, uint32_t index, struct rtio_fil
  * names, so a write aiod (WRITE1) or smbd (WROTE) reports at an offset lands
  * elsewhere, and the cache would serve bytes at offsets the file lacks.
  */
-static int open_admissible(const struct aiod_ctx *ctx, struct aiod_session *s, int fd)
+static int open_admissible(const struct aiod_ctx *ctx, const struct aiod_opens *os, int fd)
 {
-	uint32_t n = 0;
 	int fl = fcntl(fd, F_GETFL);
 
 	if (fl < 0) {
@@ -101,13 +92,7 @@ static int open_admissible(const struct aiod_ctx *ctx, struct aiod_session *s, i
 	if (fl & O_APPEND) {
 		return -EINVAL;
 	}
-	/* Bounded by the cap itself: cheaper than keeping a count in step with files.c. */
-	for (struct aiod_open *o = *aiod_session_opens(s); o != NULL; o = o->next) {
-		if (++n >= ctx->cfg->max_opens_per_session) {
-			return -EMFILE;
-		}
-	}
-	return 0;
+	return os->count >= ctx->cfg->max_opens_per_session ? -EMFILE : 0;
 }
 
 void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union rtio_msg *m,
@@ -115,6 +100,7 @@ void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const uni
 {
 	union rtio_msg rep;
 	size_t rep_len = rtio_msg_expected_len(m->hdr.opcode, 1);
+	struct aiod_peer *p = aiod_peer_of(s);	/* NULL before CONNECT: STATS only */
 	struct aiod_open *o;
 	int ret = 0;
 
@@ -124,6 +110,11 @@ void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const uni
 	rep.hdr.flags = RTIO_F_REPLY;
 	if (m->hdr.opcode != RTIO_OP_OPEN && (nfds > 0 || fd_err != 0)) {
 		ret = -EPROTO;	/* only OPEN carries a descriptor */
+		goto reply;
+	}
+	if (p == NULL && m->hdr.opcode != RTIO_OP_STATS && m->hdr.opcode != RTIO_OP_FILE_STATS &&
+	    m->hdr.opcode != RTIO_OP_DISCONNECT) {
+		ret = -EPROTO;	/* the session layer lets nothing else through before CONNECT */
 		goto reply;
 	}
 	switch (m->hdr.opcode) {
@@ -141,18 +132,18 @@ void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const uni
 			ret = -EBADF;
 			goto reply;
 		}
-		ret = open_admissible(ctx, s, fds[0]);
+		ret = open_admissible(ctx, &p->opens, fds[0]);
 		if (ret != 0) {
 			goto reply;
 		}
 		memcpy(name, m->open_req.name, sizeof(name));
 		name[sizeof(name) - 1] = '\0';
-		ret = aiod_open_add(ctx, s, fds[0], name, m->open_req.flags, &o);
+		ret = aiod_open_add(ctx, &p->opens, fds[0], name, m->open_req.flags, &o);
 		if (ret != 0) {
 			goto reply;
 		}
 		nfds = 0;	/* the open owns the descriptor now */
-		aiod_session_note_file(s, o->file->dev, o->file->ino);
+		aiod_peer_note_file(p, o->file->dev, o->file->ino);
 		rep.open_rep.file_id = o->id;
 		rep.open_rep.dev = o->file->dev;
 		rep.open_rep.ino = o->file->ino;
@@ -167,15 +158,15 @@ void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const uni
 		break;
 	}
 	case RTIO_OP_CLOSE:
-		o = aiod_open_find(s, m->close_req.file_id);
+		o = aiod_open_find(&p->opens, m->close_req.file_id);
 		if (o == NULL) {
 			ret = -EBADF;
 			break;
 		}
-		aiod_open_close(ctx, s, o);
+		aiod_open_close(ctx, &p->opens, o);
 		break;
 	case RTIO_OP_FTRUNCATE:
-		o = aiod_open_find(s, m->ftruncate_req.file_id);
+		o = aiod_open_find(&p->opens, m->ftruncate_req.file_id);
 		if (o == NULL) {
 			ret = -EBADF;
 			break;
@@ -193,7 +184,7 @@ void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const uni
 		o->file->known_size = m->ftruncate_req.length;
 		break;
 	case RTIO_OP_INVALIDATE:
-		o = aiod_open_find(s, m->invalidate_req.file_id);
+		o = aiod_open_find(&p->opens, m->invalidate_req.file_id);
 		if (o == NULL) {
 			ret = -EBADF;
 			break;
@@ -203,7 +194,7 @@ void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const uni
 		break;
 	case RTIO_OP_UNLINK:
 		/* It drops every cached block of the file: only for whoever had the file. */
-		if (!aiod_session_may_unlink(s, m->unlink_req.dev, m->unlink_req.ino)) {
+		if (!aiod_peer_may_unlink(p, m->unlink_req.dev, m->unlink_req.ino)) {
 			ret = -EPERM;
 			break;
 		}

@@ -32,13 +32,14 @@
 
 #include "aiod.h"
 #include "log.h"
+#include "peer.h"
 #include "rtio_shm.h"
 
 struct aiod_req {
-	struct aiod_req_link link;	/* session's list: must stay first (aiod.h) */
+	struct aiod_req *rprev, *rnext;	/* the peer's requests in flight */
 	struct aiod_req *bnext;		/* ctx->blocked */
 	struct aiod_ctx *ctx;
-	struct aiod_session *s;		/* NULL once the session went away */
+	struct aiod_peer *p;		/* NULL once its session went away */
 	uint16_t opcode;
 	uint64_t req_id;
 	struct aiod_open *open;		/* busy while the request lives */
@@ -91,9 +92,32 @@ static bool wseg_of(void *private_data, void *arg)
 	return ((struct aiod_wseg *)private_data)->r == arg;
 }
 
-void aiod_req_orphan(struct aiod_req *r)
+static void req_link(struct aiod_peer *p, struct aiod_req *r)
 {
-	r->s = NULL;
+	r->rprev = NULL;
+	r->rnext = p->reqs;
+	if (p->reqs != NULL) {
+		p->reqs->rprev = r;
+	}
+	p->reqs = r;
+}
+
+static void req_unlink(struct aiod_peer *p, struct aiod_req *r)
+{
+	if (r->rprev != NULL) {
+		r->rprev->rnext = r->rnext;
+	} else if (p->reqs == r) {
+		p->reqs = r->rnext;
+	}
+	if (r->rnext != NULL) {
+		r->rnext->rprev = r->rprev;
+	}
+	r->rprev = r->rnext = NULL;
+}
+
+static void req_orphan(struct aiod_req *r)
+{
+	r->p = NULL;
 	/*
 	 * The client gave up on this session and may redo its writes itself: a
 	 * write of ours still waiting for the device must not land after them.
@@ -136,8 +160,8 @@ static int req_destructor(struct aiod_req *r)
 	if (r->blocked) {
 		blocked_remove(ctx, r);
 	}
-	if (r->s != NULL) {
-		aiod_session_req_remove(r->s, r);
+	if (r->p != NULL) {
+		req_unlink(r->p, r);
 	}
 	if (r->open != NULL) {
 		aiod_open_idle(ctx, r->open);
@@ -149,15 +173,15 @@ static int req_destructor(struct aiod_req *r)
 static void req_take(struct aiod_req *r, struct aiod_block *b)
 {
 	r->blocks[r->nblocks++] = b;
-	if (r->s != NULL) {
-		aiod_session_pin(r->s, 1);
+	if (r->p != NULL) {
+		aiod_peer_pin(r->p, 1);
 	}
 }
 
 static void req_unpin(struct aiod_req *r)
 {
-	if (r->s != NULL) {
-		aiod_session_unpin(r->s, r->nblocks);
+	if (r->p != NULL) {
+		aiod_peer_unpin(r->p, r->nblocks);
 	}
 	for (uint32_t i = 0; i < r->nblocks; i++) {
 		aiod_cache_unref(r->ctx->cache, r->blocks[i]);
@@ -191,7 +215,7 @@ static void req_end(struct aiod_req *r, int result)
 	struct aiod_ctx *ctx = r->ctx;
 
 	req_unpin(r);
-	reply_simple(ctx, r->s, r->opcode, r->req_id, result);
+	reply_simple(ctx, r->p != NULL ? r->p->s : NULL, r->opcode, r->req_id, result);
 	talloc_free(r);
 	aiod_data_retry_blocked(ctx);
 }
@@ -229,8 +253,7 @@ static uint32_t req_span(const struct aiod_req *r)
 /* Whether r would take its session past its share of the cache. */
 static bool req_over_quota(const struct aiod_req *r)
 {
-	return r->s != NULL &&
-	       aiod_session_pinned(r->s) + req_span(r) > session_pin_quota(r->ctx);
+	return r->p != NULL && r->p->pinned + req_span(r) > session_pin_quota(r->ctx);
 }
 
 static void blocked_timer(struct tevent_context *ev, struct tevent_timer *te, struct timeval now,
@@ -284,7 +307,7 @@ void aiod_data_retry_blocked(struct aiod_ctx *ctx)
 		struct aiod_req *r = *pp;
 		uint64_t since = r->blocked_since_ns;
 
-		if (r->s == NULL) {
+		if (r->p == NULL) {
 			talloc_free(r);	/* orphaned; its destructor takes it off the list */
 			continue;
 		}
@@ -320,13 +343,13 @@ static void blocked_timer(struct tevent_context *ev, struct tevent_timer *te, st
 	while (ctx->blocked != NULL && t - ctx->blocked->blocked_since_ns >= limit) {
 		struct aiod_req *r = blocked_pop(ctx);
 
-		if (r->s != NULL && req_over_quota(r)) {
-			SESS_WARN(r->s, "%s refused: the session held its share of the cache "
+		if (r->p != NULL && req_over_quota(r)) {
+			SESS_WARN(r->p->s, "%s refused: the session held its share of the cache "
 				  "([cache] session_pin_pct, %u blocks) pinned for %u ms",
 				  rtio_op_name(r->opcode), session_pin_quota(ctx),
 				  ctx->cfg->pin_wait_ms);
-		} else if (r->s != NULL) {
-			SESS_WARN(r->s, "%s refused: every cache block pinned for %u ms "
+		} else if (r->p != NULL) {
+			SESS_WARN(r->p->s, "%s refused: every cache block pinned for %u ms "
 				  "(raise [cache] size)", rtio_op_name(r->opcode), ctx->cfg->pin_wait_ms);
 		}
 		req_end(r, -ENOBUFS);
@@ -408,7 +431,7 @@ static void read0_finish(struct aiod_req *r)
 	struct aiod_lease *l;
 	uint64_t pos = r->off;
 
-	if (r->s == NULL) {
+	if (r->p == NULL) {
 		req_end(r, -ENOTCONN);
 		return;
 	}
@@ -440,7 +463,7 @@ static void read0_finish(struct aiod_req *r)
 			break;
 		}
 	}
-	l = aiod_lease_new(r->s);
+	l = aiod_lease_new(r->p);
 	if (l == NULL) {
 		req_end(r, -EBUSY);	/* more READ0s without READ1 than allowed */
 		return;
@@ -464,7 +487,7 @@ static void read0_finish(struct aiod_req *r)
 		ctx->st.deadline_misses++;
 		l->open->file->deadline_misses++;
 	}
-	(void)aiod_session_reply(r->s, &rep, sizeof(rep));
+	(void)aiod_session_reply(r->p->s, &rep, sizeof(rep));
 	talloc_free(r);
 }
 
@@ -723,7 +746,7 @@ static bool write0_start(struct aiod_req *r)
 		req_block(r);
 		return true;
 	}
-	l = aiod_lease_new(r->s);
+	l = aiod_lease_new(r->p);
 	if (l == NULL) {
 		req_end(r, -EBUSY);
 		return false;
@@ -739,7 +762,7 @@ static bool write0_start(struct aiod_req *r)
 	}
 	l->write = true;
 	l->nblocks = n;
-	aiod_session_pin(r->s, n);
+	aiod_peer_pin(r->p, n);
 	l->open = r->open;
 	r->open = NULL;
 	l->off = r->off;
@@ -749,7 +772,7 @@ static bool write0_start(struct aiod_req *r)
 	rep.hdr.flags = RTIO_F_REPLY;
 	rep.hdr.result = (int32_t)r->len;
 	rep.token = l->token;
-	(void)aiod_session_reply(r->s, &rep, sizeof(rep));
+	(void)aiod_session_reply(r->p->s, &rep, sizeof(rep));
 	talloc_free(r);
 	return false;
 }
@@ -956,6 +979,7 @@ static void protocol_error(struct aiod_ctx *ctx, struct aiod_session *s, const v
 void aiod_data_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union rtio_msg *m,
 		      size_t len)
 {
+	struct aiod_peer *p = aiod_peer_of(s);	/* the queue exists only after CONNECT */
 	struct aiod_req *r;
 	struct aiod_open *o = NULL;
 	struct aiod_lease *l = NULL;
@@ -971,7 +995,7 @@ void aiod_data_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union 
 	case RTIO_OP_WRITE0:
 	case RTIO_OP_FSYNC:
 	case RTIO_OP_WROTE:
-		o = aiod_open_find(s, m->io_req.file_id);
+		o = aiod_open_find(&p->opens, m->io_req.file_id);
 		if (o == NULL) {
 			reply_simple(ctx, s, m->hdr.opcode, m->hdr.req_id, -EBADF);
 			return;
@@ -1004,15 +1028,16 @@ void aiod_data_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union 
 		}
 		break;
 	case RTIO_OP_READ1:
-		l = aiod_lease_find(s, m->release_req.token);
+		l = aiod_lease_find(p, m->release_req.token);
 		if (l == NULL) {
 			protocol_error(ctx, s, m, len, -ENOENT);
 			return;
 		}
-		aiod_lease_release(s, l);
+		aiod_lease_release(p, l);
+		aiod_data_retry_blocked(ctx);
 		return;
 	case RTIO_OP_WRITE1:
-		l = aiod_lease_find(s, m->release_req.token);
+		l = aiod_lease_find(p, m->release_req.token);
 		if (l == NULL || !l->write) {
 			reply_simple(ctx, s, m->hdr.opcode, m->hdr.req_id, -ENOENT);
 			return;
@@ -1029,10 +1054,10 @@ void aiod_data_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union 
 		return;
 	}
 	r->ctx = ctx;
-	r->s = s;
+	r->p = p;
 	r->opcode = m->hdr.opcode;
 	r->req_id = m->hdr.req_id;
-	aiod_session_req_add(s, r);
+	req_link(p, r);
 	talloc_set_destructor(r, req_destructor);
 	switch (m->hdr.opcode) {
 	case RTIO_OP_READ0:
@@ -1061,5 +1086,15 @@ void aiod_data_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union 
 		return;
 	default:
 		break;
+	}
+}
+
+void aiod_data_orphan_all(struct aiod_peer *p)
+{
+	while (p->reqs != NULL) {
+		struct aiod_req *r = p->reqs;
+
+		req_unlink(p, r);
+		req_orphan(r);
 	}
 }

@@ -228,9 +228,9 @@ struct aiod_file *aiod_file_at(struct aiod_ctx *ctx, uint32_t index)
 	return f;
 }
 
-struct aiod_open *aiod_open_find(struct aiod_session *s, uint64_t id)
+struct aiod_open *aiod_open_find(const struct aiod_opens *os, uint64_t id)
 {
-	for (struct aiod_open *o = *aiod_session_opens(s); o != NULL; o = o->next) {
+	for (struct aiod_open *o = os->head; o != NULL; o = o->next) {
 		if (o->id == id && !o->closing) {
 			return o;
 		}
@@ -269,7 +269,17 @@ static int open_direct_twin(int fd)
 	return open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
 }
 
-int aiod_open_add(struct aiod_ctx *ctx, struct aiod_session *s, int fd, const char *name,
+bool aiod_opens_has(const struct aiod_opens *os, uint64_t dev, uint64_t ino)
+{
+	for (struct aiod_open *o = os->head; o != NULL; o = o->next) {
+		if (o->file->dev == dev && o->file->ino == ino) {
+			return true;
+		}
+	}
+	return false;
+}
+
+int aiod_open_add(struct aiod_ctx *ctx, struct aiod_opens *os, int fd, const char *name,
 		  uint32_t flags, struct aiod_open **out)
 {
 	struct aiod_open *o;
@@ -328,14 +338,14 @@ int aiod_open_add(struct aiod_ctx *ctx, struct aiod_session *s, int fd, const ch
 	f->mtime_ns = ts_ns(&st.st_mtim);
 	f->ctime_ns = ts_ns(&st.st_ctim);
 	f->size = (uint64_t)st.st_size;
-	o = talloc_zero(s, struct aiod_open);
+	o = talloc_zero(ctx, struct aiod_open);
 	if (o == NULL) {
 		return -ENOMEM;
 	}
 	o->fd = fd;
 	o->direct_fd = -1;
 	talloc_set_destructor(o, open_destructor);
-	o->id = aiod_session_next_file_id(s);
+	o->id = ++os->next_id;
 	o->writable = (fl & O_ACCMODE) != O_RDONLY;
 	o->readable = (fl & O_ACCMODE) != O_WRONLY;
 	if (ctx->cfg->direct_io && o->readable) {
@@ -350,8 +360,9 @@ int aiod_open_add(struct aiod_ctx *ctx, struct aiod_session *s, int fd, const ch
 	if (f->opens++ == 0) {
 		ctx->nfiles_open++;
 	}
-	o->next = *aiod_session_opens(s);
-	*aiod_session_opens(s) = o;
+	o->next = os->head;
+	os->head = o;
+	os->count++;
 	if (f->name == NULL || strcmp(f->name, o->name) != 0) {
 		talloc_free(f->name);
 		f->name = talloc_strdup(f, o->name);
@@ -361,7 +372,7 @@ int aiod_open_add(struct aiod_ctx *ctx, struct aiod_session *s, int fd, const ch
 		ret = aiod_admission_admit(ctx, o, f->sclass->bitrate);
 		if (ret != 0) {
 			o->fd = -1;	/* the caller still owns fd and closes it */
-			aiod_open_close(ctx, s, o);	/* also puts the file */
+			aiod_open_close(ctx, os, o);	/* also puts the file */
 			return ret;
 		}
 	}
@@ -383,15 +394,16 @@ static void open_free(struct aiod_ctx *ctx, struct aiod_open *o)
 	aiod_file_put(ctx, f);
 }
 
-void aiod_open_close(struct aiod_ctx *ctx, struct aiod_session *s, struct aiod_open *o)
+void aiod_open_close(struct aiod_ctx *ctx, struct aiod_opens *os, struct aiod_open *o)
 {
-	struct aiod_open **pp = aiod_session_opens(s);
+	struct aiod_open **pp = &os->head;
 
 	while (*pp != NULL && *pp != o) {
 		pp = &(*pp)->next;
 	}
 	if (*pp == o) {
 		*pp = o->next;
+		os->count--;
 	}
 	o->next = NULL;
 	o->closing = true;
@@ -401,6 +413,13 @@ void aiod_open_close(struct aiod_ctx *ctx, struct aiod_session *s, struct aiod_o
 	}
 	/* Engine operations still use o->fd: the last one frees it (aiod_open_idle). */
 	(void)talloc_steal(ctx, o);
+}
+
+void aiod_open_close_all(struct aiod_ctx *ctx, struct aiod_opens *os)
+{
+	while (os->head != NULL) {
+		aiod_open_close(ctx, os, os->head);
+	}
 }
 
 void aiod_open_busy(struct aiod_open *o)

@@ -270,6 +270,7 @@ int main(int argc, char **argv)
 	mq_limits(ctx);
 
 	ctx->ev = tevent_context_init(ctx);
+	ctx->handlers = &aiod_handlers;
 	if (ctx->ev == NULL || aiod_files_init(ctx) != 0) {
 		AIOD_ERR("out of memory");
 		talloc_free(ctx);

@@ -1,9 +1,9 @@
 /*
- * Sessions: one per client process (smbd). A session owns its control
- * socket, its request/reply message queues, a pidfd on the client and the
- * leases (pinned blocks) it holds. When the client dies we learn it at once
- * from the pidfd or the socket, not by polling (the paper polled), and give
- * everything back.
+ * Sessions, aiod's transport (session.h): one per client process (smbd),
+ * with its control socket, its request/reply message queues and a pidfd on
+ * the client. Messages go to ctx->handlers; when the client dies we learn it
+ * at once from the pidfd or the socket, not by polling (the paper polled),
+ * and the handlers give back what the client held (closed).
  *
  * Ending a session gives everything back at once but frees the session
  * itself only from a tevent immediate: it may end deep inside a handler
@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "aiod.h"
+#include "session.h"
 #include "log.h"
 #include "rtio_shm.h"
 #include "rtio_sock.h"
@@ -49,37 +50,9 @@ struct aiod_session {
 	int pidfd;
 	struct tevent_fd *pidfd_fde;
 	struct tevent_timer *handshake_timer;
-	struct aiod_open *opens;
-	uint64_t next_file_id;
-	struct aiod_lease *leases;
-	uint32_t nleases;
-	uint32_t pinned;	/* block references of its leases and requests */
-	struct aiod_req *reqs;	/* data requests in flight, see dataplane.c */
+	void *owner;		/* the handlers' state (peer.c), from connected to closed */
 	uint64_t protocol_errors;
 	uint32_t features;	/* RTIO_FEAT_* granted at CONNECT */
-	struct aiod_known *known;	/* files it registered, NULL until the first */
-};
-
-/*
- * The files (dev, ino) a client process registered, the latest
- * AIOD_KNOWN_FILES of them: UNLINK drops every cached block of a file, so a
- * session may ask it only for a file it has open or had open, not for any
- * file another user's smbd is reading. A session that ends while its process
- * lives on (aiod dropped it: a timeout, a full queue) leaves its record in
- * the context for the process's next session: that one tells aiod about the
- * files removed or written while it was away (vfs_rtio's stale list).
- */
-#define AIOD_KNOWN_FILES 256
-#define AIOD_KNOWN_KEEP  64	/* records of ended sessions kept, the newest */
-
-struct aiod_known {
-	struct aiod_known *next;	/* in ctx->known_ended, newest first */
-	pid_t pid;
-	uint32_t n;			/* entries in use */
-	uint32_t oldest;		/* overwritten next once all are in use */
-	struct {
-		uint64_t dev, ino;
-	} f[AIOD_KNOWN_FILES];
 };
 
 bool aiod_session_connected(const struct aiod_session *s)
@@ -112,172 +85,32 @@ struct aiod_session *aiod_session_next(struct aiod_session *s)
 	return s->next;
 }
 
-struct aiod_open **aiod_session_opens(struct aiod_session *s)
+struct aiod_ctx *aiod_session_ctx(const struct aiod_session *s)
 {
-	return &s->opens;
+	return s->ctx;
 }
 
-uint64_t aiod_session_next_file_id(struct aiod_session *s)
+void aiod_session_set_owner(struct aiod_session *s, void *owner)
 {
-	return ++s->next_file_id;
+	s->owner = owner;
 }
 
-/* ---- leases ---- */
-
-struct aiod_lease *aiod_lease_new(struct aiod_session *s)
+void *aiod_session_owner(const struct aiod_session *s)
 {
-	for (uint32_t i = 0; i < s->nleases; i++) {
-		struct aiod_lease *l = &s->leases[i];
-		if (l->token == 0) {
-			uint64_t gen = ++s->ctx->next_token_gen;
-			memset(l, 0, sizeof(*l));
-			l->token = (gen << 16) | i;
-			return l;
-		}
-	}
-	return NULL;
+	return s->owner;
 }
 
-struct aiod_lease *aiod_lease_find(struct aiod_session *s, uint64_t token)
+bool aiod_session_dying(const struct aiod_session *s)
 {
-	uint32_t i = (uint32_t)(token & 0xffff);
-
-	if (token == 0 || i >= s->nleases || s->leases[i].token != token) {
-		return NULL;
-	}
-	return &s->leases[i];
+	return s->dying;
 }
 
-void aiod_session_pin(struct aiod_session *s, uint32_t n)
-{
-	s->pinned += n;
-}
-
-void aiod_session_unpin(struct aiod_session *s, uint32_t n)
-{
-	s->pinned = s->pinned > n ? s->pinned - n : 0;
-}
-
-uint32_t aiod_session_pinned(const struct aiod_session *s)
-{
-	return s->pinned;
-}
-
-void aiod_lease_release(struct aiod_session *s, struct aiod_lease *l)
-{
-	struct aiod_ctx *ctx = s->ctx;
-
-	aiod_session_unpin(s, l->nblocks);
-	for (uint32_t i = 0; i < l->nblocks; i++) {
-		aiod_cache_unref(ctx->cache, l->blocks[i]);
-	}
-	if (l->open != NULL) {
-		aiod_open_idle(ctx, l->open);
-	}
-	memset(l, 0, sizeof(*l));
-	aiod_data_retry_blocked(ctx);
-}
-
-/* ---- files the session may UNLINK ---- */
-
-static bool known_has(const struct aiod_known *k, uint64_t dev, uint64_t ino)
-{
-	for (uint32_t i = 0; k != NULL && i < k->n; i++) {
-		if (k->f[i].dev == dev && k->f[i].ino == ino) {
-			return true;
-		}
-	}
-	return false;
-}
-
-void aiod_session_note_file(struct aiod_session *s, uint64_t dev, uint64_t ino)
-{
-	struct aiod_known *k = s->known;
-
-	if (known_has(k, dev, ino)) {
-		return;
-	}
-	if (k == NULL) {
-		k = s->known = talloc_zero(s, struct aiod_known);
-		if (k == NULL) {
-			return;	/* it may UNLINK only what it has open: no worse than that */
-		}
-		k->pid = s->pid;
-	}
-	if (k->n < AIOD_KNOWN_FILES) {
-		k->f[k->n].dev = dev;
-		k->f[k->n].ino = ino;
-		k->n++;
-		return;
-	}
-	k->f[k->oldest].dev = dev;
-	k->f[k->oldest].ino = ino;
-	k->oldest = (k->oldest + 1) % AIOD_KNOWN_FILES;
-}
-
-bool aiod_session_may_unlink(struct aiod_session *s, uint64_t dev, uint64_t ino)
-{
-	for (struct aiod_open *o = s->opens; o != NULL; o = o->next) {
-		if (o->file->dev == dev && o->file->ino == ino) {
-			return true;
-		}
-	}
-	return known_has(s->known, dev, ino);
-}
-
-/* A new session of a process that had others: it may UNLINK what they registered. */
-static void known_adopt(struct aiod_session *s)
-{
-	struct aiod_ctx *ctx = s->ctx;
-	struct aiod_known **pp = &ctx->known_ended;
-
-	while (*pp != NULL) {
-		struct aiod_known *k = *pp;
-
-		if (k->pid != s->pid) {
-			pp = &k->next;
-			continue;
-		}
-		*pp = k->next;
-		ctx->nknown_ended--;
-		for (uint32_t i = 0; i < k->n; i++) {
-			uint32_t j = (k->oldest + i) % k->n;	/* oldest first: the newest survive */
-			aiod_session_note_file(s, k->f[j].dev, k->f[j].ino);
-		}
-		talloc_free(k);
-	}
-}
-
-/* Whether the client process is gone (its pidfd is readable): nobody to keep a record for. */
-static bool session_client_exited(const struct aiod_session *s)
+/* Whether the client process is gone (its pidfd is readable). */
+bool aiod_session_client_exited(const struct aiod_session *s)
 {
 	struct pollfd p = { .fd = s->pidfd, .events = POLLIN };
 
 	return s->pidfd >= 0 && poll(&p, 1, 0) > 0;
-}
-
-/* s ends while aiod runs on: keep its record for its process's next session. */
-static void known_keep(struct aiod_session *s)
-{
-	struct aiod_ctx *ctx = s->ctx;
-	struct aiod_known *k = s->known;
-
-	if (k == NULL || session_client_exited(s)) {
-		return;
-	}
-	s->known = NULL;
-	(void)talloc_steal(ctx, k);
-	k->next = ctx->known_ended;
-	ctx->known_ended = k;
-	if (++ctx->nknown_ended > AIOD_KNOWN_KEEP) {
-		struct aiod_known **pp = &ctx->known_ended;
-
-		while ((*pp)->next != NULL) {
-			pp = &(*pp)->next;
-		}
-		TALLOC_FREE(*pp);
-		ctx->nknown_ended--;
-	}
 }
 
 /* ---- teardown ---- */
@@ -291,19 +124,9 @@ static void session_release(struct aiod_session *s)
 		return;
 	}
 	s->released = true;
-	/* Requests still in the engine finish on their own but reply to nobody. */
-	while (s->reqs != NULL) {
-		struct aiod_req *r = s->reqs;
-		aiod_session_req_remove(s, r);
-		aiod_req_orphan(r);
-	}
-	for (uint32_t i = 0; i < s->nleases; i++) {
-		if (s->leases[i].token != 0) {
-			aiod_lease_release(s, &s->leases[i]);
-		}
-	}
-	while (s->opens != NULL) {
-		aiod_open_close(ctx, s, s->opens);
+	if (s->owner != NULL) {
+		ctx->handlers->closed(s);	/* requests, leases, opens go back */
+		s->owner = NULL;
 	}
 	TALLOC_FREE(s->sock_fde);
 	TALLOC_FREE(s->reqq_fde);
@@ -363,38 +186,8 @@ void aiod_session_destroy(struct aiod_session *s, const char *why)
 	}
 	s->dying = true;
 	SESS_INFO(s, "closed: %s", why);
-	known_keep(s);
 	session_release(s);
 	tevent_schedule_immediate(s->reap, s->ctx->ev, session_reap, s);
-}
-
-/* ---- requests in flight ---- */
-
-void aiod_session_req_add(struct aiod_session *s, struct aiod_req *r)
-{
-	struct aiod_req_link *l = (struct aiod_req_link *)r;
-
-	l->prev = NULL;
-	l->next = s->reqs;
-	if (s->reqs != NULL) {
-		((struct aiod_req_link *)s->reqs)->prev = r;
-	}
-	s->reqs = r;
-}
-
-void aiod_session_req_remove(struct aiod_session *s, struct aiod_req *r)
-{
-	struct aiod_req_link *l = (struct aiod_req_link *)r;
-
-	if (l->prev != NULL) {
-		((struct aiod_req_link *)l->prev)->next = l->next;
-	} else if (s->reqs == r) {
-		s->reqs = l->next;
-	}
-	if (l->next != NULL) {
-		((struct aiod_req_link *)l->next)->prev = l->prev;
-	}
-	l->prev = l->next = NULL;
 }
 
 /* ---- replies ---- */
@@ -427,11 +220,8 @@ static void session_pidfd_ready(struct tevent_context *ev, struct tevent_fd *fde
 }
 
 /*
- * Requests come in batches: receive a batch, then read the change events
- * (watch.c) once, then handle it. Every write that finished before one of
- * these requests was sent has queued its event by then, so no read of the
- * batch is answered from a block such a write made stale -- at one
- * non-blocking read() per batch instead of one per request.
+ * Requests come in batches: the handler sees everything received so far at
+ * once (it reads the change events once per batch, not once per request).
  */
 #define SESSION_BATCH 16
 
@@ -449,7 +239,6 @@ static void session_reqq_ready(struct tevent_context *ev, struct tevent_fd *fde,
 	(void)flags;
 	while (more && budget > 0 && !s->dying) {
 		unsigned n = 0;
-		bool reads = false;
 
 		while (n < SESSION_BATCH && budget > 0) {
 			ssize_t got = mq_receive(s->reqq, (char *)&m[n], sizeof(m[n]), NULL);
@@ -465,16 +254,11 @@ static void session_reqq_ready(struct tevent_context *ev, struct tevent_fd *fde,
 				break;
 			}
 			len[n] = (size_t)got;
-			reads |= got >= (ssize_t)sizeof(m[n].hdr) && m[n].hdr.opcode == RTIO_OP_READ0;
 			n++;
 			budget--;
 		}
-		if (reads) {
-			aiod_watch_drain(s->ctx);
-		}
-		/* A handler may end the session (a full reply queue): the rest of the batch goes. */
-		for (unsigned i = 0; i < n && !s->dying; i++) {
-			aiod_data_handle(s->ctx, s, &m[i], len[i]);
+		if (n > 0) {
+			s->ctx->handlers->data(s, m, len, n);
 		}
 	}
 }
@@ -484,7 +268,7 @@ static void session_reqq_ready(struct tevent_context *ev, struct tevent_fd *fde,
  * the kernel lets us put in a queue (fs.mqueue.msg_max, unless aiod may
  * exceed it with CAP_SYS_RESOURCE).
  */
-static uint32_t session_depth(const struct aiod_ctx *ctx)
+uint32_t aiod_session_depth(const struct aiod_ctx *ctx)
 {
 	uint32_t d = ctx->cfg->session_inflight;
 
@@ -497,7 +281,7 @@ static uint32_t session_depth(const struct aiod_ctx *ctx)
 /* Create the queue pair; return the client's ends in fds[0..1]. */
 static int session_make_queues(struct aiod_session *s, int fds[2])
 {
-	uint32_t depth = session_depth(s->ctx);
+	uint32_t depth = aiod_session_depth(s->ctx);
 	/* Room for the READ1s that follow replies; a full queue only makes the client wait. */
 	uint32_t req_depth = depth + 4;
 	struct mq_attr req_attr, rep_attr;
@@ -610,22 +394,21 @@ static void session_connect(struct aiod_session *s, const struct rtio_connect_re
 		session_connect_fail(s, &rep, ret, "could not create its queues");
 		return;
 	}
-	s->reqq_fde = tevent_add_fd(ctx->ev, s, (int)s->reqq, TEVENT_FD_READ, session_reqq_ready, s);
-	s->nleases = 2 * session_depth(ctx);
-	s->leases = talloc_zero_array(s, struct aiod_lease, s->nleases);
-	if (s->reqq_fde == NULL || s->leases == NULL) {
-		close(fds[0]);
-		close(fds[1]);
-		session_connect_fail(s, &rep, -ENOMEM, "out of memory");
-		return;
-	}
 	rep.features = req->features & RTIO_FEAT_ALL;
 	fds[2] = (rep.features & RTIO_FEAT_SHM_WRITE) ? ctx->region.fd : ctx->region.ro_fd;
 	s->features = rep.features;
+	s->reqq_fde = tevent_add_fd(ctx->ev, s, (int)s->reqq, TEVENT_FD_READ, session_reqq_ready, s);
+	ret = s->reqq_fde == NULL ? -ENOMEM : ctx->handlers->connected(s);
+	if (ret != 0) {
+		close(fds[0]);
+		close(fds[1]);
+		session_connect_fail(s, &rep, ret, "out of memory");
+		return;
+	}
 	rep.session_id = s->id;
 	rep.shm_size = ctx->region.size;
 	rep.block_size = ctx->region.block_size;
-	rep.max_inflight = session_depth(ctx);
+	rep.max_inflight = aiod_session_depth(ctx);
 	rep.max_io = cfg->max_io;
 	ret = rtio_sock_send(s->sock, &rep, sizeof(rep), fds, 3);
 	close(fds[0]);
@@ -635,7 +418,6 @@ static void session_connect(struct aiod_session *s, const struct rtio_connect_re
 		return;
 	}
 	s->connected = true;
-	known_adopt(s);
 	TALLOC_FREE(s->handshake_timer);
 	ctx->st.sessions_total++;
 	SESS_INFO(s, "connected (%s, uid %u)", s->client, (unsigned)s->uid);
@@ -731,7 +513,7 @@ static void session_sock_ready(struct tevent_context *ev, struct tevent_fd *fde,
 		aiod_session_destroy(s, "out of memory");
 		return;
 	}
-	aiod_control_handle(s->ctx, s, &m, (size_t)n, fds, nfds, fds_lost ? -EMFILE : 0);
+	s->ctx->handlers->control(s, &m, (size_t)n, fds, nfds, fds_lost ? -EMFILE : 0);
 }
 
 static void session_handshake_timeout(struct tevent_context *ev, struct tevent_timer *te,
@@ -793,7 +575,7 @@ struct aiod_session *aiod_session_create(struct aiod_ctx *ctx, int sock, pid_t p
 	if (s->pidfd < 0 && !monitor) {
 		SESS_WARN_RL(&ctx->resource_log, s, "pidfd_open: %s; relying on the socket to see it "
 			     "go", strerror(errno));
-	} else {
+	} else if (s->pidfd >= 0) {
 		s->pidfd_fde = tevent_add_fd(ctx->ev, s, s->pidfd, TEVENT_FD_READ,
 					     session_pidfd_ready, s);
 	}

@@ -1465,6 +1465,7 @@ static void fz_aiod_start(struct fz_world *w)
 	/* Quiet: errors only; with FUZZ_SESSION_TRACE everything aiod says. */
 	aiod_log_open(true, w->trace ? AIOD_LOG_DEBUG : AIOD_LOG_ERR);
 	ctx->ev = tevent_context_init(ctx);
+	ctx->handlers = &aiod_handlers;
 	if (ctx->ev == NULL || aiod_files_init(ctx) != 0) {
 		fz_fail("harness: out of memory");
 	}

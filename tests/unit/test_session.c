@@ -460,6 +460,7 @@ static int setup(void **state)
 	aiod_log_open(true, 0);
 	ctx->ev = tevent_context_init(ctx);
 	assert_non_null(ctx->ev);
+	ctx->handlers = &aiod_handlers;
 	assert_int_equal(aiod_files_init(ctx), 0);
 	assert_int_equal(aiod_region_create(ctx, err, sizeof(err)), 0);
 	ctx->cache = aiod_cache_create(ctx, ctx->region.blocks, ctx->region.block_size,

@@ -190,7 +190,8 @@ static void test_admission_refuses_overcommit(void **state)
 static void test_admission_unknown_capacity_admits(void **state)
 {
 	struct fixture *f = *state;
-	struct aiod_open o = { .name = "y.mxf" };
+	struct aiod_file file = { .ino = 2 };
+	struct aiod_open o = { .name = "y.mxf", .file = &file };
 
 	f->ctx.cfg->admission_mode = "refuse";
 	f->ctx.capacity_Bps = 0;
@@ -199,6 +200,8 @@ static void test_admission_unknown_capacity_admits(void **state)
 		assert_int_equal(aiod_admission_admit(&f->ctx, &o, 100000000), 0);
 	}
 	assert_int_equal(f->ctx.streams, 100);
+	/* The file's sum of reservations (aiodctl files) follows its opens. */
+	assert_int_equal(file.reserved_bps, 100ull * 100000000);
 }
 
 int main(int argc, char **argv)
