@@ -33,7 +33,10 @@ PKG_LIBS_TALLOC = $(shell pkg-config --libs talloc 2>/dev/null)
 PKG_LIBS_AIOD = $(shell pkg-config --libs talloc tevent liburing 2>/dev/null) -liniparser
 INI_CFLAGS := -I/usr/include/iniparser
 
-COMMON_SRC := common/rtio_proto.c common/rtio_sock.c common/rtio_client.c
+# the client library: the session, async I/O, the reply queue, sync calls
+CLIENT_SRC := common/rtio_client.c common/rtio_client_io.c common/rtio_client_reply.c \
+	common/rtio_client_sync.c
+COMMON_SRC := common/rtio_proto.c common/rtio_sock.c $(CLIENT_SRC)
 AIOD_SRC   := $(filter-out aiod/main.c,$(wildcard aiod/*.c))
 COMMON_HDR := $(wildcard common/*.h)
 AIOD_HDR   := $(wildcard aiod/*.h)
@@ -116,7 +119,7 @@ test_stream_SRC := aiod/stream.c aiod/admission.c aiod/config.c aiod/log.c aiod/
 # the whole daemon but main.c and calibrate.c: an aiod context inside a test
 AIOD_INPROC_SRC := $(filter-out aiod/main.c aiod/calibrate.c,$(wildcard aiod/*.c)) \
 	common/rtio_proto.c common/rtio_sock.c
-test_session_SRC := $(AIOD_INPROC_SRC) common/rtio_client.c
+test_session_SRC := $(AIOD_INPROC_SRC) $(CLIENT_SRC)
 # the session fuzzer's corpus, replayed without libFuzzer (tests/fuzz/README.md)
 FUZZ_HDR := $(wildcard tests/fuzz/*.h)
 FUZZ_SESSION_CORPUS := tests/fuzz/corpus/session

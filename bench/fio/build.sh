@@ -21,7 +21,7 @@ die() { echo "bench/fio/build.sh: $*" >&2; exit 1; }
 mkdir -p "$OUT"
 pkg-config --exists talloc tevent liburing || die "talloc, tevent and liburing dev packages are needed (scripts/deps.sh)"
 CFLAGS="-Wall -Wextra -Werror -O2 -g -std=gnu11 -D_GNU_SOURCE -fPIC -Icommon $(pkg-config --cflags talloc)"
-CLIENT="common/rtio_client.c common/rtio_proto.c common/rtio_sock.c"
+CLIENT="$(echo common/rtio_client*.c) common/rtio_proto.c common/rtio_sock.c"
 
 if [ ! -f "$CFG/config-host.h" ]; then
 	[ -f "$FIO_SRC/configure" ] || die "no fio source in $FIO_SRC: run scripts/deps.sh"
