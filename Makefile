@@ -72,7 +72,7 @@ $(1)/obj/%.o: %.c $(COMMON_HDR) $(AIOD_HDR)
 	$(CC) $(BASE_CFLAGS) $(2) -Icommon -Iaiod $(INI_CFLAGS) $(PKG_CFLAGS) -c $$< -o $$@
 
 $(1)/aiod: $(1)/obj/aiod/main.o $(AIOD_SRC:%.c=$(1)/obj/%.o) \
-		$(1)/obj/common/rtio_proto.o $(1)/obj/common/rtio_sock.o
+		$(1)/obj/common/rtio_proto.o $(1)/obj/common/rtio_sock.o $(1)/obj/common/rtio_size.o
 	$(CC) $(BASE_CFLAGS) $(2) -o $$@ $$^ $(PKG_LIBS_AIOD)
 endef
 $(eval $(call aiod_rules,$(BUILD),))
@@ -109,16 +109,17 @@ install-module: $(BUILD)/rtio.so
 
 # ---- unit tests: each built twice, plainly and with ASan + UBSan ----
 
-UNIT_TESTS := test_proto test_cache test_edf test_config test_stream test_session replay_session
+UNIT_TESTS := test_proto test_size test_cache test_edf test_config test_stream test_session replay_session
 test_proto_SRC  := common/rtio_proto.c
+test_size_SRC   := common/rtio_size.c
 test_cache_SRC  := aiod/cache.c
 test_edf_SRC    := aiod/edf.c
-test_config_SRC := aiod/config.c aiod/log.c
+test_config_SRC := aiod/config.c aiod/log.c common/rtio_size.c
 test_stream_SRC := aiod/stream.c aiod/admission.c aiod/config.c aiod/log.c aiod/cache.c \
-	aiod/engine.c aiod/edf.c
+	aiod/engine.c aiod/edf.c common/rtio_size.c
 # the whole daemon but main.c and calibrate.c: an aiod context inside a test
 AIOD_INPROC_SRC := $(filter-out aiod/main.c aiod/calibrate.c,$(wildcard aiod/*.c)) \
-	common/rtio_proto.c common/rtio_sock.c
+	common/rtio_proto.c common/rtio_sock.c common/rtio_size.c
 test_session_SRC := $(AIOD_INPROC_SRC) $(CLIENT_SRC)
 # the session fuzzer's corpus, replayed without libFuzzer (tests/fuzz/README.md)
 FUZZ_HDR := $(wildcard tests/fuzz/*.h)
