@@ -33,7 +33,10 @@ PKG_LIBS_TALLOC = $(shell pkg-config --libs talloc 2>/dev/null)
 PKG_LIBS_AIOD = $(shell pkg-config --libs talloc tevent liburing 2>/dev/null) -liniparser
 INI_CFLAGS := -I/usr/include/iniparser
 
-COMMON_SRC := common/rtio_proto.c common/rtio_sock.c common/rtio_client.c
+# the client library: the session, async I/O, the reply queue, sync calls
+CLIENT_SRC := common/rtio_client.c common/rtio_client_io.c common/rtio_client_reply.c \
+	common/rtio_client_sync.c
+COMMON_SRC := common/rtio_proto.c common/rtio_sock.c $(CLIENT_SRC)
 AIOD_SRC   := $(filter-out aiod/main.c,$(wildcard aiod/*.c))
 COMMON_HDR := $(wildcard common/*.h)
 AIOD_HDR   := $(wildcard aiod/*.h)
@@ -69,7 +72,7 @@ $(1)/obj/%.o: %.c $(COMMON_HDR) $(AIOD_HDR)
 	$(CC) $(BASE_CFLAGS) $(2) -Icommon -Iaiod $(INI_CFLAGS) $(PKG_CFLAGS) -c $$< -o $$@
 
 $(1)/aiod: $(1)/obj/aiod/main.o $(AIOD_SRC:%.c=$(1)/obj/%.o) \
-		$(1)/obj/common/rtio_proto.o $(1)/obj/common/rtio_sock.o
+		$(1)/obj/common/rtio_proto.o $(1)/obj/common/rtio_sock.o $(1)/obj/common/rtio_size.o
 	$(CC) $(BASE_CFLAGS) $(2) -o $$@ $$^ $(PKG_LIBS_AIOD)
 endef
 $(eval $(call aiod_rules,$(BUILD),))
@@ -106,17 +109,18 @@ install-module: $(BUILD)/rtio.so
 
 # ---- unit tests: each built twice, plainly and with ASan + UBSan ----
 
-UNIT_TESTS := test_proto test_cache test_edf test_config test_stream test_session replay_session
+UNIT_TESTS := test_proto test_size test_cache test_edf test_config test_stream test_session replay_session
 test_proto_SRC  := common/rtio_proto.c
+test_size_SRC   := common/rtio_size.c
 test_cache_SRC  := aiod/cache.c
 test_edf_SRC    := aiod/edf.c
-test_config_SRC := aiod/config.c aiod/log.c
+test_config_SRC := aiod/config.c aiod/log.c common/rtio_size.c
 test_stream_SRC := aiod/stream.c aiod/admission.c aiod/config.c aiod/log.c aiod/cache.c \
-	aiod/engine.c aiod/edf.c
+	aiod/engine.c aiod/edf.c common/rtio_size.c
 # the whole daemon but main.c and calibrate.c: an aiod context inside a test
 AIOD_INPROC_SRC := $(filter-out aiod/main.c aiod/calibrate.c,$(wildcard aiod/*.c)) \
-	common/rtio_proto.c common/rtio_sock.c
-test_session_SRC := $(AIOD_INPROC_SRC) common/rtio_client.c
+	common/rtio_proto.c common/rtio_sock.c common/rtio_size.c
+test_session_SRC := $(AIOD_INPROC_SRC) $(CLIENT_SRC)
 # the session fuzzer's corpus, replayed without libFuzzer (tests/fuzz/README.md)
 FUZZ_HDR := $(wildcard tests/fuzz/*.h)
 FUZZ_SESSION_CORPUS := tests/fuzz/corpus/session

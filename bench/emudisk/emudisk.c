@@ -31,7 +31,7 @@
 #include <unistd.h>
 
 #include "disk_model.h"
-#include "size_arg.h"
+#include "rtio_size.h"
 
 #define PROG "emudisk"
 #define DISK_NAME "disk.img"
@@ -425,7 +425,8 @@ static int open_backing(struct emudisk *ed, const struct emudisk_opts *o)
 	struct stat st;
 	uint64_t want = 0;
 
-	if (o->size != NULL && size_arg_parse(o->size, &want) != 0) {
+	/* a zero-sized disk is no disk: a size of 0 is refused like junk */
+	if (o->size != NULL && (rtio_size_parse(o->size, &want) != 0 || want == 0)) {
 		log_err("--size=%s: expected a positive size like 4G", o->size);
 		return -1;
 	}

@@ -33,7 +33,8 @@ build() {
 	cp "$T/$side/b/aiod" "$T/$side/aiod"
 	cflags="-O2 -std=gnu11 -D_GNU_SOURCE -I$src/common $(pkg-config --cflags talloc)"
 	# shellcheck disable=SC2086
-	cc $cflags -o "$T/$side/hit_rtt" "$src/bench/fio/hit_rtt.c" "$src/common/rtio_client.c" \
+	# rtio_client*.c: the client library is one file in older trees, several in newer ones
+	cc $cflags -o "$T/$side/hit_rtt" "$src/bench/fio/hit_rtt.c" "$src"/common/rtio_client*.c \
 		"$src/common/rtio_proto.c" "$src/common/rtio_sock.c" $(pkg-config --libs talloc) -lrt
 }
 git -C "$here" worktree add --detach "$T/base-src" "$BASE" > /dev/null 2>&1

@@ -31,6 +31,10 @@ RT_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 RT_ROOT=$(cd "$RT_HERE/../.." && pwd)
 BUILD=${BUILD:-$RT_ROOT/build}
 case $BUILD in /*) ;; *) BUILD=$RT_ROOT/$BUILD ;; esac
+# shellcheck source=../../scripts/smbconf.sh
+. "$RT_ROOT/scripts/smbconf.sh"
+# shellcheck source=../../scripts/proc.sh
+. "$RT_ROOT/scripts/proc.sh"
 
 RT_USER=rtiotest
 RT_PASS=rtio-Test-pw1
@@ -84,27 +88,19 @@ rt_die() {
 
 rt_track() { echo "$1 $2" >> "$RT_T/pids"; }
 
-# Running and not a zombie.
-rt_alive() {
-	local state
-	[ -n "$1" ] && kill -0 "$1" 2>/dev/null || return 1
-	state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
-	[ "$state" != Z ]
-}
-
 # rt_wait_gone PID SECONDS
 rt_wait_gone() {
 	local n=$(($2 * 10))
-	while [ $n -gt 0 ] && rt_alive "$1"; do
+	while [ $n -gt 0 ] && rtio_alive "$1"; do
 		sleep 0.1
 		n=$((n - 1))
 	done
-	! rt_alive "$1"
+	! rtio_alive "$1"
 }
 
 # rt_stop_pid PID NAME SECONDS: SIGTERM, then SIGKILL after SECONDS.
 rt_stop_pid() {
-	rt_alive "$1" || { wait "$1" 2>/dev/null; return 0; }
+	rtio_alive "$1" || { wait "$1" 2>/dev/null; return 0; }
 	kill -TERM "$1" 2>/dev/null
 	if ! rt_wait_gone "$1" "$3"; then
 		rt_log "$2 (pid $1) ignored SIGTERM for $3 s, killing it"
@@ -157,8 +153,8 @@ rt_init() {
 	chmod 755 "$RT_T"
 	trap rt_cleanup EXIT
 	trap 'rt_log "interrupted: stopping what this run started"; exit 130' INT TERM HUP
-	mkdir -p "$RT_T"/{private,lock,state,cache,pid,ncalrpc,aiod,runs,panic}
-	chmod 700 "$RT_T/private"
+	rtio_smb_dirs "$RT_T" || rt_die "cannot make smbd's directories in $RT_T"
+	mkdir -p "$RT_T"/{aiod,runs,panic}
 	chmod 1777 "$RT_T/panic"
 	: > "$RT_T/pids"
 	RT_PORT=${RT_SMB_PORT:-$(rt_free_port 4445 4474)} || rt_die "no free TCP port in 4445..4474"
@@ -194,13 +190,13 @@ rt_cleanup() {
 	while read -r pid name; do
 		case $name in
 		smbd|aiod) ;;
-		*) rt_alive "$pid" && rt_stop_pid "$pid" "$name" 3 ;;
+		*) rtio_alive "$pid" && rt_stop_pid "$pid" "$name" 3 ;;
 		esac
 	done < "$RT_T/pids"
 	rt_stop_smbd
 	rt_stop_aiod
 	while read -r pid name; do
-		if rt_alive "$pid"; then
+		if rtio_alive "$pid"; then
 			rt_log "$name (pid $pid) still running at exit, killing it"
 			kill -KILL "$pid" 2>/dev/null
 		fi
@@ -315,26 +311,9 @@ rt_write_smbconf() {
 	rtio:socket = $RT_T/aiod/aiod.sock" ;;
 	*) rt_die "unknown configuration '$1'" ;;
 	esac
-	cat > "$RT_T/smb.conf" <<EOF
-[global]
-	server role = standalone server
-	smb ports = $RT_PORT
-	interfaces = lo
-	bind interfaces only = yes
-	disable netbios = yes
-	private dir = $RT_T/private
-	lock directory = $RT_T/lock
-	state directory = $RT_T/state
-	cache directory = $RT_T/cache
-	pid directory = $RT_T/pid
-	ncalrpc dir = $RT_T/ncalrpc
-	usershare path =
-	passdb backend = tdbsam:$RT_T/private/passdb.tdb
+	rtio_smb_global "$RT_T" "$RT_PORT" > "$RT_T/smb.conf" || rt_die "cannot write $RT_T/smb.conf"
+	cat >> "$RT_T/smb.conf" <<EOF
 	map to guest = never
-	load printers = no
-	printing = bsd
-	printcap name = /dev/null
-	disable spoolss = yes
 	log level = ${RT_SMBD_LOG_LEVEL:-1}
 	# a crashing smbd leaves its stacks in $RT_T/panic (bench/rt/README.md)
 	panic action = /bin/sh -c 'gdb -batch -nx -ex "thread apply all bt" -p %d > $RT_T/panic/smbd-%d.txt 2>&1'
@@ -352,7 +331,7 @@ rt_wait_up() {
 	local pid=$1 what=$2 log=$3 secs=$4 n=$(($4 * 10))
 	shift 4
 	until "$@"; do
-		rt_alive "$pid" || rt_die "$what exited at start: $(tail -n 10 "$log")"
+		rtio_alive "$pid" || rt_die "$what exited at start: $(tail -n 10 "$log")"
 		n=$((n - 1))
 		[ $n -gt 0 ] || rt_die "$what did not come up in $secs s ($*)"
 		sleep 0.1

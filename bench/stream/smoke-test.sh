@@ -22,6 +22,8 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../../scripts/smbconf.sh
+. "$HERE/../../scripts/smbconf.sh"
 
 die() { echo "smoke-test: $*" >&2; exit 1; }
 
@@ -81,7 +83,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
-mkdir -p "$T"/{private,lock,state,cache,pid,ncalrpc,log}
+rtio_smb_dirs "$T" || die "cannot make smbd's directories in $T"
+mkdir -p "$T/log"
 if [ -n "${SHARE_DIR:-}" ]; then
 	SHARE=$(realpath "$SHARE_DIR") || die "SHARE_DIR $SHARE_DIR does not exist"
 else
@@ -104,25 +107,11 @@ case $FILE in
 esac
 
 CONF=$T/smb.conf
-cat >"$CONF" <<EOF
-[global]
-	server role = standalone server
-	smb ports = $SMB_PORT
-	interfaces = lo
-	bind interfaces only = yes
-	passdb backend = tdbsam:$T/passdb.tdb
-	private dir = $T/private
-	lock directory = $T/lock
-	state directory = $T/state
-	cache directory = $T/cache
-	pid directory = $T/pid
-	ncalrpc dir = $T/ncalrpc
+rtio_smb_global "$T" "$SMB_PORT" >"$CONF"
+cat >>"$CONF" <<EOF
 	log file = $T/log/log.%m
 	max log size = 0
 	map to guest = never
-	load printers = no
-	printcap name = /dev/null
-	disable spoolss = yes
 	server min protocol = SMB2_02
 
 [share]

@@ -1,5 +1,7 @@
 #include "stream_opts.h"
 
+#include "rtio_size.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -24,7 +26,7 @@ static void usage(FILE *f)
 		"The file wraps to its start at EOF.  One JSON object goes to stdout.\n"
 		"\n"
 		"  --bitrate  bit/s, decimal suffixes K M G (100M = 100,000,000)\n"
-		"  --chunk    bytes, binary suffixes K M G (1M = 1,048,576)\n"
+		"  --chunk    bytes, binary suffixes K M G T (1M = 1,048,576)\n"
 		"  --offset   bytes into the file to start at (binary suffixes)\n"
 		"  --duration seconds (fractions allowed) during which chunks are requested\n");
 }
@@ -47,30 +49,6 @@ int stream_parse_bitrate(const char *s, double *bps)
 	if (*end != '\0' || !(v > 0.0) || !isfinite(v * mult))
 		return -1;
 	*bps = v * mult;
-	return 0;
-}
-
-int stream_parse_size(const char *s, uint64_t *bytes)
-{
-	unsigned long long v;
-	unsigned shift = 0;
-	char *end;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0 || end == s)
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': shift = 10; end++; break;
-	case 'm': case 'M': shift = 20; end++; break;
-	case 'g': case 'G': shift = 30; end++; break;
-	default: break;
-	}
-	if (*end != '\0' || v > (UINT64_MAX >> shift))
-		return -1;
-	*bytes = (uint64_t)v << shift;
 	return 0;
 }
 
@@ -158,7 +136,7 @@ int stream_opts_parse(struct stream_opts *o, int argc, char **argv)
 			}
 			break;
 		case OPT_CHUNK:
-			if (stream_parse_size(optarg, &o->chunk) != 0 || o->chunk == 0 ||
+			if (rtio_size_parse(optarg, &o->chunk) != 0 || o->chunk == 0 ||
 			    o->chunk > (64u << 20)) {
 				fprintf(stderr, PROG ": --chunk '%s': expected 1..64M like 1M\n", optarg);
 				return -1;
@@ -184,7 +162,7 @@ int stream_opts_parse(struct stream_opts *o, int argc, char **argv)
 			}
 			break;
 		case OPT_OFFSET:
-			if (stream_parse_size(optarg, &o->offset) != 0) {
+			if (rtio_size_parse(optarg, &o->offset) != 0) {
 				fprintf(stderr, PROG ": --offset '%s': expected bytes like 512M\n", optarg);
 				return -1;
 			}

@@ -29,8 +29,7 @@ struct stream_opts {
  */
 int stream_opts_parse(struct stream_opts *o, int argc, char **argv);
 
-/* Exposed for tests.  0 or -1. */
+/* Exposed for tests.  0 or -1.  (Sizes: rtio_size_parse() of common/rtio_size.h.) */
 int stream_parse_bitrate(const char *s, double *bps);
-int stream_parse_size(const char *s, uint64_t *bytes);
 
 #endif

@@ -26,7 +26,7 @@ t_aiod_many_files() {
 # Malformed, truncated, wrong-version, unknown-op messages, bad ids, bad lengths.
 t_aiod_bad_input() {
 	"$BUILD/test/aiod_badinput" "$(AIOD_SOCK)" "$IT_T/data"
-	it_alive "$IT_AIOD_PID"
+	rtio_alive "$IT_AIOD_PID"
 }
 
 # aiod runs as root and serves data: a local non-root user must get nothing.
@@ -97,7 +97,7 @@ t_aiod_reload() {
 	cp "$ini.orig" "$ini"
 	grep -q "reload: \[readahead\] blocks changed" "$IT_T/log/aiod.log"
 	grep -q "reload: \[cache\] size changed; takes effect after a restart" "$IT_T/log/aiod.log"
-	it_alive "$IT_AIOD_PID"
+	rtio_alive "$IT_AIOD_PID"
 	"$BUILD/aiodctl" -s "$(AIOD_SOCK)" stats | grep -q '^blocks_total=64$'
 }
 
@@ -186,7 +186,7 @@ t_aiod_emfile() {
 	it_track "$pid"
 	it_wait_up "$pid" "$log" aiod-emfile test -S "$sock"
 	"$BUILD/test/aiod_limits" emfile "$sock" "$IT_T/data" "$pid" 3 || rc=1
-	it_alive "$pid" || { echo "aiod died"; return 1; }
+	rtio_alive "$pid" || { echo "aiod died"; return 1; }
 	n=$(wc -l < "$log")
 	echo "aiod wrote $n log lines"
 	if [ "$n" -gt 30 ]; then

@@ -18,6 +18,8 @@ IT_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 IT_ROOT=$(cd "$IT_HERE/../.." && pwd)
 # shellcheck source=../../scripts/smbconf.sh
 . "$IT_ROOT/scripts/smbconf.sh"
+# shellcheck source=../../scripts/proc.sh
+. "$IT_ROOT/scripts/proc.sh"
 BUILD=${BUILD:-$IT_ROOT/build}
 IT_PORT=${RTIO_SMB_PORT:-4445}
 IT_USER=rtiotest
@@ -238,21 +240,13 @@ it_track() { echo "$1 ${2:-}" >> "$IT_T/pids"; }
 it_tracked() { [ -f "$IT_T/pids" ] && awk '{print $1}' "$IT_T/pids"; }
 it_aiod_pid() { cat "$IT_T/aiod.pid" 2>/dev/null; }
 
-# Running, and not a zombie waiting for its parent (a subshell) to reap it.
-it_alive() {
-	local state
-	[ -n "$1" ] && kill -0 "$1" 2>/dev/null || return 1
-	state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
-	[ "$state" != Z ]
-}
-
 # it_wait_up PID LOG WHAT COMMAND...: wait up to 20 s for COMMAND to succeed;
 # fail loudly (with LOG's tail) if PID dies first or time runs out.
 it_wait_up() {
 	local pid=$1 log=$2 what=$3 n=200
 	shift 3
 	until "$@"; do
-		it_alive "$pid" || { tail -n 20 "$log" >&2; it_die "$what exited at start"; }
+		rtio_alive "$pid" || { tail -n 20 "$log" >&2; it_die "$what exited at start"; }
 		n=$((n - 1))
 		[ $n -gt 0 ] || it_die "$what did not come up in 20 s ($*)"
 		sleep 0.1
@@ -264,11 +258,11 @@ it_listening() { (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null; }
 # it_wait_gone PID SECONDS
 it_wait_gone() {
 	local pid=$1 n=$(($2 * 10))
-	while [ $n -gt 0 ] && it_alive "$pid"; do
+	while [ $n -gt 0 ] && rtio_alive "$pid"; do
 		sleep 0.1
 		n=$((n - 1))
 	done
-	! it_alive "$pid"
+	! rtio_alive "$pid"
 }
 
 it_start_aiod() {
@@ -284,7 +278,7 @@ it_start_aiod() {
 it_stop_aiod() {
 	local pid
 	pid=$(it_aiod_pid)
-	it_alive "$pid" || return 0
+	rtio_alive "$pid" || return 0
 	kill -CONT "$pid" 2>/dev/null	# a test may have stopped it
 	kill -TERM "$pid" 2>/dev/null
 	if ! it_wait_gone "$pid" 10; then
@@ -385,7 +379,7 @@ it_check_module_loaded() {
 it_check_leftovers() {
 	local left="" p before after
 	for p in $(it_tracked); do
-		if it_alive "$p"; then left="$left $p"; fi
+		if rtio_alive "$p"; then left="$left $p"; fi
 	done
 	for p in $(IT_SMBD_PID=${IT_SMBD_PID_DONE:-} it_smbd_group); do
 		left="$left $p"
@@ -413,7 +407,7 @@ it_check_leftovers() {
 it_stop_all() {
 	local p
 	for p in $(it_tracked); do
-		if [ "$p" != "$IT_SMBD_PID" ] && [ "$p" != "$(it_aiod_pid)" ] && it_alive "$p"; then
+		if [ "$p" != "$IT_SMBD_PID" ] && [ "$p" != "$(it_aiod_pid)" ] && rtio_alive "$p"; then
 			kill -TERM "$p" 2>/dev/null
 			it_wait_gone "$p" 5 || kill -KILL "$p" 2>/dev/null
 		fi
@@ -421,7 +415,7 @@ it_stop_all() {
 	it_stop_smbd
 	it_stop_aiod
 	for p in $(it_tracked); do
-		if it_alive "$p"; then
+		if rtio_alive "$p"; then
 			it_log "pid $p ($(ps -o args= -p "$p")) still running, killing it"
 			kill -KILL "$p" 2>/dev/null
 		fi

@@ -165,7 +165,7 @@ soak_load() {
 			fi
 			next_smbd=$((now + SOAK_SMBD_KILL_EVERY))
 		fi
-		it_alive "$(it_aiod_pid)" || { echo "aiod died on its own"; it_asan_clean "$IT_T/log/aiod.log"; return 1; }
+		rtio_alive "$(it_aiod_pid)" || { echo "aiod died on its own"; it_asan_clean "$IT_T/log/aiod.log"; return 1; }
 		sleep 1
 	done
 	for p in "${pids[@]}"; do

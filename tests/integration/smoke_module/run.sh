@@ -12,6 +12,8 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
+# shellcheck source=../../../scripts/smbconf.sh
+. "$root/scripts/smbconf.sh"
 PORT=${SMOKE_PORT:-4445}
 USER_NAME=${SMOKE_USER:-rtiotest}
 PASS=${SMOKE_PASS:-rtio-Smoke-1}
@@ -67,27 +69,14 @@ if ! id "$USER_NAME" >/dev/null 2>&1; then
 	useradd --no-create-home --shell /usr/sbin/nologin "$USER_NAME"
 fi
 
-mkdir -p "$tmp"/{private,lock,state,cache,pid,ncalrpc,share,client}
+rtio_smb_dirs "$tmp"
+mkdir -p "$tmp"/{share,client}
 chmod 0755 "$tmp"
 chown "$USER_NAME" "$tmp/share"
 conf=$tmp/smb.conf
-cat >"$conf" <<EOF
-[global]
-	smb ports = $PORT
-	interfaces = lo
-	bind interfaces only = yes
-	disable netbios = yes
-	server role = standalone server
-	private dir = $tmp/private
-	lock directory = $tmp/lock
-	state directory = $tmp/state
-	cache directory = $tmp/cache
-	pid directory = $tmp/pid
-	ncalrpc dir = $tmp/ncalrpc
+rtio_smb_global "$tmp" "$PORT" >"$conf"
+cat >>"$conf" <<EOF
 	log file = $tmp/log.%m
-	passdb backend = tdbsam:$tmp/private/passdb.tdb
-	load printers = no
-	printcap name = /dev/null
 
 [share]
 	path = $tmp/share
