@@ -7,7 +7,6 @@
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
-#include <ctype.h>
 #include <errno.h>
 #include <grp.h>
 #include <iniparser.h>
@@ -17,6 +16,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "rtio_size.h"
 #include "log.h"
 #include "rtio_proto.h"
 
@@ -94,49 +94,6 @@ static const struct key_desc keys[] = {
 
 /* Keys of [stream.NAME] sections. */
 static const char *const stream_keys[] = { "match", "bitrate", "prebuffer_ms", "priority" };
-
-int aiod_parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-	unsigned shift = 0;
-
-	while (isspace((unsigned char)*s)) {
-		s++;
-	}
-	if (!isdigit((unsigned char)*s)) {
-		return -EINVAL;
-	}
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno != 0) {
-		return -ERANGE;
-	}
-	switch (toupper((unsigned char)*end)) {
-	case 'K': shift = 10; end++; break;
-	case 'M': shift = 20; end++; break;
-	case 'G': shift = 30; end++; break;
-	case 'T': shift = 40; end++; break;
-	default: break;
-	}
-	if (shift != 0 && (*end == 'i' || *end == 'I')) {
-		end++;
-	}
-	if (shift != 0 && (*end == 'b' || *end == 'B')) {
-		end++;
-	}
-	while (isspace((unsigned char)*end)) {
-		end++;
-	}
-	if (*end != '\0') {
-		return -EINVAL;
-	}
-	if (shift != 0 && v > (UINT64_MAX >> shift)) {
-		return -ERANGE;
-	}
-	*out = (uint64_t)v << shift;
-	return 0;
-}
 
 int aiod_parse_rate(const char *s, uint64_t *out)
 {
@@ -255,7 +212,7 @@ static int apply_key(struct aiod_config *cfg, TALLOC_CTX *mem, const struct key_
 		}
 		goto bounds;
 	case K_SIZE:
-		ret = aiod_parse_size(val, &v);
+		ret = rtio_size_parse(val, &v);
 		if (ret != 0) {
 			snprintf(why, whylen, "expected a size like 64K, 8M or 1G");
 			return -EINVAL;

@@ -70,8 +70,6 @@ struct aiod_config {
 int aiod_config_load(TALLOC_CTX *mem_ctx, const char *path, struct aiod_config **out,
 		     char *err, size_t errlen);
 
-/* Parse "64K", "8M", "1G", "4096" (binary units). 0 or -EINVAL/-ERANGE. */
-int aiod_parse_size(const char *s, uint64_t *out);
 /* Parse "100M" bits/s style rates (decimal units: k=1e3, M=1e6, G=1e9). */
 int aiod_parse_rate(const char *s, uint64_t *out);
 

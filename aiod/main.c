@@ -15,6 +15,7 @@
 
 #include "aiod.h"
 #include "log.h"
+#include "rtio_size.h"
 
 #define AIOD_VERSION "0.1.0"
 #define AIOD_DEFAULT_CONFIG "/etc/aiod/aiod.ini"
@@ -204,7 +205,7 @@ int main(int argc, char **argv)
 			profile_out = optarg;
 			break;
 		case 5:
-			if (aiod_parse_size(optarg, &calibrate_size) != 0 || calibrate_size < (64u << 20)) {
+			if (rtio_size_parse(optarg, &calibrate_size) != 0 || calibrate_size < (64u << 20)) {
 				fprintf(stderr, "aiod: --calibrate-size: a size of at least 64M, not '%s'\n",
 					optarg);
 				return 2;

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "rtio_size.h"
 
 static char path[64];
 
@@ -119,16 +120,16 @@ static void test_config_parse_size(void **state)
 	uint64_t v;
 
 	(void)state;
-	assert_int_equal(aiod_parse_size("64K", &v), 0);
+	assert_int_equal(rtio_size_parse("64K", &v), 0);
 	assert_int_equal(v, 65536);
-	assert_int_equal(aiod_parse_size("2MiB", &v), 0);
+	assert_int_equal(rtio_size_parse("2MiB", &v), 0);
 	assert_int_equal(v, 2 << 20);
-	assert_int_equal(aiod_parse_size("4096", &v), 0);
+	assert_int_equal(rtio_size_parse("4096", &v), 0);
 	assert_int_equal(v, 4096);
-	assert_int_equal(aiod_parse_size("", &v), -EINVAL);
-	assert_int_equal(aiod_parse_size("-1M", &v), -EINVAL);
-	assert_int_equal(aiod_parse_size("12Q", &v), -EINVAL);
-	assert_int_equal(aiod_parse_size("99999999999999T", &v), -ERANGE);
+	assert_int_equal(rtio_size_parse("", &v), -EINVAL);
+	assert_int_equal(rtio_size_parse("-1M", &v), -EINVAL);
+	assert_int_equal(rtio_size_parse("12Q", &v), -EINVAL);
+	assert_int_equal(rtio_size_parse("99999999999999T", &v), -ERANGE);
 }
 
 static void test_config_reload_applies_only_reloadable(void **state)
