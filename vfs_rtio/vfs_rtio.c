@@ -132,13 +132,14 @@ static int vfs_rtio_close(struct vfs_handle_struct *handle, struct files_struct 
 /*
  * Only the operations rtio changes; the rest falls through to the next module.
  *
- * No linux_setlease: leases and oplocks stay smbd's business. They protect what SMB clients
- * cache; aiod's cache is not one of those: it is write-through (a write is
- * in the file before aiod answers it) and shared by every smbd process, so
- * all of them see the same bytes whether or not a lease is held. A lease
- * break therefore concerns only client caches, and the kernel lease is set
- * on smbd's own descriptor as always (aiod works on a duplicate of it, which
- * shares the open file description and does not break the lease).
+ * No linux_setlease: leases and oplocks stay smbd's business. They protect
+ * what SMB clients cache; aiod's cache is not one of those: it is
+ * write-through (a write is in the file before aiod answers it) and shared
+ * by every smbd process, so all of them see the same bytes whether or not a
+ * lease is held. A lease break therefore concerns only client caches, and the
+ * kernel lease is set on smbd's own descriptor as always (aiod works on a
+ * duplicate of it, which shares the open file description and does not
+ * break the lease).
  */
 static struct vfs_fn_pointers vfs_rtio_fns = {
 	.connect_fn = vfs_rtio_connect,

@@ -38,6 +38,14 @@
  */
 #define VFS_RTIO_STATUS(...) DEBUG(DBGLVL_WARNING, (__VA_ARGS__))
 
+/* The data operations, as aiod or the next module is asked for them. */
+enum vfs_rtio_op {
+	VFS_RTIO_OP_PREAD,
+	VFS_RTIO_OP_PWRITE,
+	VFS_RTIO_OP_FSYNC,
+	VFS_RTIO_OP_WROTE,	/* smbd wrote the range itself: aiod drops its copy (aiod only) */
+};
+
 /* ms since *since on the monotonic clock */
 static inline int64_t vfs_rtio_elapsed_ms(const struct timespec *since)
 {

@@ -65,7 +65,7 @@ struct vfs_rtio_aio {
 	struct vfs_handle_struct *handle;
 	struct files_struct *fsp;
 	struct vfs_rtio_fsp *ext;		/* NULL: not an rtio file */
-	enum vfs_rtio_aio_op op;
+	enum vfs_rtio_op op;
 	uint8_t *buf;
 	size_t n;
 	off_t offset;
@@ -151,7 +151,7 @@ static void vfs_rtio_aio_failover(struct vfs_rtio_aio *a, int err)
 		vfs_rtio_aio_finish(a, vfs_rtio_no_fallback_errno(err));
 		return;
 	}
-	DBG_DEBUG("%s %s %zu@%jd locally after aiod: %s\n", vfs_rtio_aio_op_name(a->op),
+	DBG_DEBUG("%s %s %zu@%jd locally after aiod: %s\n", vfs_rtio_op_name(a->op),
 		  fsp_str_dbg(a->fsp), a->n - a->done, (intmax_t)(a->offset + (off_t)a->done),
 		  err != 0 ? strerror(-err) : "short");
 	vfs_rtio_aio_local(a);
@@ -178,13 +178,13 @@ static void vfs_rtio_aio_result(struct vfs_rtio_aio *a, ssize_t result)
 		vfs_rtio_aio_finish(a, a->local_error);
 		return;
 	}
-	if (a->op == VFS_RTIO_AIO_FSYNC) {
+	if (a->op == VFS_RTIO_OP_FSYNC) {
 		vfs_rtio_aio_finish(a, 0);
 		return;
 	}
 	if ((size_t)result > a->n - a->done) {
 		DBG_ERR("rtio: aiod claims %zd bytes for a %zu byte %s\n", result, a->n,
-			vfs_rtio_aio_op_name(a->op));
+			vfs_rtio_op_name(a->op));
 		vfs_rtio_aio_failover(a, -EPROTO);
 		return;
 	}
@@ -217,34 +217,29 @@ static size_t vfs_rtio_aio_wrote_len(const struct vfs_rtio_aio *a)
 	return a->local_error == 0 ? a->done : a->n;
 }
 
+/* What aiod is asked: the request, or the WROTE after smbd wrote it. */
+static enum vfs_rtio_op vfs_rtio_aio_aiod_op(const struct vfs_rtio_aio *a)
+{
+	return a->notifying ? VFS_RTIO_OP_WROTE : a->op;
+}
+
 /*
  * smb_vfs_fsync_sync() (smbd's sync_file(), for "strict sync") runs an
  * async request on a private event context of its own and polls only that
  * one; aiod's replies are watched on smbd's main context. The caller blocks
- * anyway, so wait for aiod's answer here instead.
+ * anyway, so wait for aiod's answer (to the request or its WROTE) here instead.
  */
-static ssize_t vfs_rtio_aio_sync_call(struct rtio_client *client, void *private_data)
-{
-	struct vfs_rtio_aio *a = talloc_get_type_abort(private_data, struct vfs_rtio_aio);
-
-	if (a->notifying) {
-		return rtio_client_wrote(client, a->ext->file_id, vfs_rtio_aio_wrote_len(a),
-					 a->offset);
-	}
-	switch (a->op) {
-	case VFS_RTIO_AIO_PREAD:
-		return rtio_client_pread(client, a->ext->file_id, a->buf, a->n, a->offset);
-	case VFS_RTIO_AIO_PWRITE:
-		return rtio_client_pwrite(client, a->ext->file_id, a->buf, a->n, a->offset);
-	case VFS_RTIO_AIO_FSYNC:
-		return rtio_client_fsync(client, a->ext->file_id, false);
-	}
-	return -EINVAL;
-}
-
 static void vfs_rtio_aio_submit_sync(struct vfs_rtio_aio *a)
 {
-	vfs_rtio_aio_result(a, vfs_rtio_session_call(a->ext->session, vfs_rtio_aio_sync_call, a));
+	struct vfs_rtio_io_call c = {
+		.op = vfs_rtio_aio_aiod_op(a),
+		.file_id = a->ext->file_id,
+		.buf = a->buf,
+		.n = a->notifying ? vfs_rtio_aio_wrote_len(a) : a->n,
+		.offset = a->offset,
+	};
+
+	vfs_rtio_aio_result(a, vfs_rtio_session_call(a->ext->session, vfs_rtio_io_call, &c));
 }
 
 /* Start a->op (or its WROTE) with aiod and watch it; -errno if it could not start. */
@@ -255,26 +250,24 @@ static ssize_t vfs_rtio_aio_start_call(struct rtio_client *client, void *private
 	int ret = 0;
 
 	vfs_rtio_session_req_add(s, &a->sreq, vfs_rtio_aio_abandon, a);
-	if (a->notifying) {
-		ret = rtio_client_wrote_start(client, a->ext->file_id, vfs_rtio_aio_wrote_len(a),
-					      a->offset, vfs_rtio_aio_done, a, &a->io);
-		goto started;
-	}
-	switch (a->op) {
-	case VFS_RTIO_AIO_PREAD:
+	switch (vfs_rtio_aio_aiod_op(a)) {
+	case VFS_RTIO_OP_PREAD:
 		ret = rtio_client_pread_start(client, a->ext->file_id, a->buf, a->n, a->offset,
 					      vfs_rtio_aio_done, a, &a->io);
 		break;
-	case VFS_RTIO_AIO_PWRITE:
+	case VFS_RTIO_OP_PWRITE:
 		ret = rtio_client_pwrite_start(client, a->ext->file_id, a->buf, a->n, a->offset,
 					       vfs_rtio_aio_done, a, &a->io);
 		break;
-	case VFS_RTIO_AIO_FSYNC:
+	case VFS_RTIO_OP_FSYNC:
 		ret = rtio_client_fsync_start(client, a->ext->file_id, false, vfs_rtio_aio_done, a,
 					      &a->io);
 		break;
+	case VFS_RTIO_OP_WROTE:
+		ret = rtio_client_wrote_start(client, a->ext->file_id, vfs_rtio_aio_wrote_len(a),
+					      a->offset, vfs_rtio_aio_done, a, &a->io);
+		break;
 	}
-started:
 	if (ret < 0) {
 		a->io = NULL;
 		vfs_rtio_aio_unlist(a);
@@ -285,7 +278,7 @@ started:
 					    vfs_rtio_aio_timeout, a);
 		if (a->timer == NULL) {
 			DBG_ERR("rtio: no memory for a timer, doing %s locally\n",
-				vfs_rtio_aio_op_name(a->op));
+				vfs_rtio_op_name(a->op));
 			vfs_rtio_aio_cancel(a);
 			ret = -ENOMEM;
 		}
@@ -327,7 +320,7 @@ static void vfs_rtio_aio_submit(struct vfs_rtio_aio *a)
 {
 	struct rtio_client *client;
 
-	if (a->op == VFS_RTIO_AIO_PWRITE &&
+	if (a->op == VFS_RTIO_OP_PWRITE &&
 	    (a->offset == VFS_PWRITE_APPEND_OFFSET || a->fsp->fsp_flags.posix_append)) {
 		/* aiod writes at offsets; appending is the kernel's job */
 		a->ext = VFS_FETCH_FSP_EXTENSION(a->handle, a->fsp);
@@ -343,7 +336,7 @@ static void vfs_rtio_aio_submit(struct vfs_rtio_aio *a)
 		vfs_rtio_aio_failover(a, -ENOTCONN);
 		return;
 	}
-	if (a->op == VFS_RTIO_AIO_PWRITE && vfs_rtio_writes_locally(a->handle, client)) {
+	if (a->op == VFS_RTIO_OP_PWRITE && vfs_rtio_writes_locally(a->handle, client)) {
 		a->write_local = true;
 		vfs_rtio_aio_local(a);	/* then vfs_rtio_aio_notify() */
 		return;
@@ -380,7 +373,7 @@ static void vfs_rtio_aio_timeout(struct tevent_context *ev, struct tevent_timer 
 		}
 	}
 	DBG_DEBUG("rtio: aiod did not answer %s of %s (waited %" PRId64 " ms, no answer "
-		  "for %" PRId64 " ms)\n", vfs_rtio_aio_op_name(a->op), fsp_str_dbg(a->fsp),
+		  "for %" PRId64 " ms)\n", vfs_rtio_op_name(a->op), fsp_str_dbg(a->fsp),
 		  waited_ms, silent_ms);
 	/*
 	 * aiod is stuck (or lost this request): give up the whole session
@@ -408,7 +401,7 @@ static void vfs_rtio_aio_local_done(struct tevent_req *subreq)
 		vfs_rtio_aio_notify(a);
 		return;
 	}
-	if (a->op == VFS_RTIO_AIO_PWRITE && a->ext != NULL) {
+	if (a->op == VFS_RTIO_OP_PWRITE && a->ext != NULL) {
 		/* even a failed write may have changed some bytes */
 		vfs_rtio_fsp_invalidate(a->handle, a->fsp, a->ext, a->offset, a->n);
 	}
@@ -416,7 +409,7 @@ static void vfs_rtio_aio_local_done(struct tevent_req *subreq)
 		vfs_rtio_aio_finish(a, aio_state.error);
 		return;
 	}
-	if (a->op != VFS_RTIO_AIO_FSYNC) {
+	if (a->op != VFS_RTIO_OP_FSYNC) {
 		a->done += (size_t)ret;
 	}
 	vfs_rtio_aio_finish(a, 0);
@@ -432,7 +425,7 @@ static void vfs_rtio_aio_cleanup(struct tevent_req *req, enum tevent_req_state r
 
 static struct tevent_req *vfs_rtio_aio_send(struct vfs_handle_struct *handle,
 					    TALLOC_CTX *mem_ctx, struct tevent_context *ev,
-					    struct files_struct *fsp, enum vfs_rtio_aio_op op,
+					    struct files_struct *fsp, enum vfs_rtio_op op,
 					    void *buf, size_t n, off_t offset)
 {
 	struct tevent_req *req;
@@ -453,8 +446,8 @@ static struct tevent_req *vfs_rtio_aio_send(struct vfs_handle_struct *handle,
 	clock_gettime_mono(&a->start_time);
 	tevent_req_set_cleanup_fn(req, vfs_rtio_aio_cleanup);
 
-	if (op != VFS_RTIO_AIO_FSYNC && !sys_valid_io_range(offset, n) &&
-	    !(op == VFS_RTIO_AIO_PWRITE && offset == VFS_PWRITE_APPEND_OFFSET)) {
+	if (op != VFS_RTIO_OP_FSYNC && !sys_valid_io_range(offset, n) &&
+	    !(op == VFS_RTIO_OP_PWRITE && offset == VFS_PWRITE_APPEND_OFFSET)) {
 		tevent_req_error(req, EINVAL);
 		return tevent_req_post(req, ev);
 	}
@@ -487,7 +480,7 @@ struct tevent_req *vfs_rtio_pread_send(struct vfs_handle_struct *handle, TALLOC_
 				       struct tevent_context *ev, struct files_struct *fsp,
 				       void *data, size_t n, off_t offset)
 {
-	return vfs_rtio_aio_send(handle, mem_ctx, ev, fsp, VFS_RTIO_AIO_PREAD, data, n, offset);
+	return vfs_rtio_aio_send(handle, mem_ctx, ev, fsp, VFS_RTIO_OP_PREAD, data, n, offset);
 }
 
 ssize_t vfs_rtio_pread_recv(struct tevent_req *req, struct vfs_aio_state *vfs_aio_state)
@@ -500,7 +493,7 @@ struct tevent_req *vfs_rtio_pwrite_send(struct vfs_handle_struct *handle, TALLOC
 					const void *data, size_t n, off_t offset)
 {
 	/* Only aiod's shared buffer and the local pwrite read from data. */
-	return vfs_rtio_aio_send(handle, mem_ctx, ev, fsp, VFS_RTIO_AIO_PWRITE,
+	return vfs_rtio_aio_send(handle, mem_ctx, ev, fsp, VFS_RTIO_OP_PWRITE,
 				 discard_const(data), n, offset);
 }
 
@@ -512,7 +505,7 @@ ssize_t vfs_rtio_pwrite_recv(struct tevent_req *req, struct vfs_aio_state *vfs_a
 struct tevent_req *vfs_rtio_fsync_send(struct vfs_handle_struct *handle, TALLOC_CTX *mem_ctx,
 				       struct tevent_context *ev, struct files_struct *fsp)
 {
-	return vfs_rtio_aio_send(handle, mem_ctx, ev, fsp, VFS_RTIO_AIO_FSYNC, NULL, 0, 0);
+	return vfs_rtio_aio_send(handle, mem_ctx, ev, fsp, VFS_RTIO_OP_FSYNC, NULL, 0, 0);
 }
 
 int vfs_rtio_fsync_recv(struct tevent_req *req, struct vfs_aio_state *vfs_aio_state)

@@ -9,10 +9,23 @@
 #define VFS_RTIO_IO_H
 
 #include "rtio_client.h"
+#include "vfs_rtio.h"
 #include "vfs_rtio_config.h"
 #include "vfs_rtio_session.h"
 
 /* vfs_rtio_sync.c */
+
+/* One blocking data call into aiod. */
+struct vfs_rtio_io_call {
+	enum vfs_rtio_op op;
+	uint64_t file_id;
+	uint8_t *buf;		/* written to for PREAD, read for PWRITE */
+	size_t n;
+	off_t offset;
+};
+/* A vfs_rtio_session_fn: private_data is a struct vfs_rtio_io_call. */
+ssize_t vfs_rtio_io_call(struct rtio_client *client, void *private_data);
+
 ssize_t vfs_rtio_pread(struct vfs_handle_struct *handle, struct files_struct *fsp,
 		       void *data, size_t n, off_t offset);
 ssize_t vfs_rtio_pwrite(struct vfs_handle_struct *handle, struct files_struct *fsp,

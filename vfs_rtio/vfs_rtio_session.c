@@ -23,7 +23,8 @@
  *
  * The client library runs completion callbacks from inside its calls (and
  * from inside a sync wait for another request), so the client is never freed
- * while any call into the library is on the stack: see depth.
+ * while any call into the library is on the stack: every call goes through
+ * vfs_rtio_session_call(), which counts depth.
  */
 
 #include "includes.h"
@@ -31,8 +32,8 @@
 #include "lib/util/dlinklist.h"
 
 #include "vfs_rtio.h"
-#include "vfs_rtio_session.h"
 #include "vfs_rtio_retry.h"
+#include "vfs_rtio_session.h"
 #include "vfs_rtio_stale.h"
 #include "vfs_rtio_watch.h"
 

@@ -23,36 +23,30 @@
 #undef DBGC_CLASS
 #define DBGC_CLASS DBGC_VFS
 
-enum vfs_rtio_sync_op {
-	VFS_RTIO_SYNC_PREAD,
-	VFS_RTIO_SYNC_PWRITE,
-	VFS_RTIO_SYNC_WROTE,	/* smbd wrote n bytes at offset: aiod drops its copy */
-};
+ssize_t vfs_rtio_io_call(struct rtio_client *client, void *private_data)
+{
+	const struct vfs_rtio_io_call *c = private_data;
 
+	switch (c->op) {
+	case VFS_RTIO_OP_PREAD:
+		return rtio_client_pread(client, c->file_id, c->buf, c->n, c->offset);
+	case VFS_RTIO_OP_PWRITE:
+		return rtio_client_pwrite(client, c->file_id, c->buf, c->n, c->offset);
+	case VFS_RTIO_OP_FSYNC:
+		return rtio_client_fsync(client, c->file_id, false);
+	case VFS_RTIO_OP_WROTE:
+		return rtio_client_wrote(client, c->file_id, c->n, c->offset);
+	}
+	return -EINVAL;
+}
+
+/* A sync pread or pwrite of an rtio file. */
 struct vfs_rtio_sync {
 	struct vfs_handle_struct *handle;
 	struct files_struct *fsp;
 	struct vfs_rtio_fsp *ext;
-	enum vfs_rtio_sync_op op;
-	uint8_t *buf;		/* only aiod's shared buffer and the local pwrite read it for writes */
-	size_t n;
-	off_t offset;
+	struct vfs_rtio_io_call call;	/* file_id set once ext is known */
 };
-
-static ssize_t vfs_rtio_sync_call(struct rtio_client *client, void *private_data)
-{
-	const struct vfs_rtio_sync *io = private_data;
-
-	switch (io->op) {
-	case VFS_RTIO_SYNC_PREAD:
-		return rtio_client_pread(client, io->ext->file_id, io->buf, io->n, io->offset);
-	case VFS_RTIO_SYNC_PWRITE:
-		return rtio_client_pwrite(client, io->ext->file_id, io->buf, io->n, io->offset);
-	case VFS_RTIO_SYNC_WROTE:
-		return rtio_client_wrote(client, io->ext->file_id, io->n, io->offset);
-	}
-	return -EINVAL;
-}
 
 /*
  * Sync counterpart of vfs_rtio_aio_failover(): finish locally from done
@@ -61,9 +55,9 @@ static ssize_t vfs_rtio_sync_call(struct rtio_client *client, void *private_data
  */
 static ssize_t vfs_rtio_sync_failover(const struct vfs_rtio_sync *io, size_t done, ssize_t err)
 {
-	uint8_t *buf = io->buf + done;
-	size_t n = io->n - done;
-	off_t offset = io->offset + (off_t)done;
+	uint8_t *buf = io->call.buf + done;
+	size_t n = io->call.n - done;
+	off_t offset = io->call.offset + (off_t)done;
 	ssize_t ret;
 	int saved_errno;
 
@@ -74,7 +68,7 @@ static ssize_t vfs_rtio_sync_failover(const struct vfs_rtio_sync *io, size_t don
 		errno = vfs_rtio_no_fallback_errno(err);
 		return -1;
 	}
-	if (io->op == VFS_RTIO_SYNC_PREAD) {
+	if (io->call.op == VFS_RTIO_OP_PREAD) {
 		ret = SMB_VFS_NEXT_PREAD(io->handle, io->fsp, buf, n, offset);
 		return ret == -1 ? -1 : (ssize_t)done + ret;
 	}
@@ -86,18 +80,19 @@ static ssize_t vfs_rtio_sync_failover(const struct vfs_rtio_sync *io, size_t don
 }
 
 /* Through aiod (client is the fsp's, NULL when detached), the rest locally. */
-static ssize_t vfs_rtio_sync_io(const struct vfs_rtio_sync *io, struct rtio_client *client)
+static ssize_t vfs_rtio_sync_io(struct vfs_rtio_sync *io, struct rtio_client *client)
 {
 	ssize_t ret;
 
 	if (client == NULL) {
 		return vfs_rtio_sync_failover(io, 0, -ENOTCONN);
 	}
-	ret = vfs_rtio_session_call(io->ext->session, vfs_rtio_sync_call, discard_const(io));
+	io->call.file_id = io->ext->file_id;
+	ret = vfs_rtio_session_call(io->ext->session, vfs_rtio_io_call, &io->call);
 	if (ret < 0) {
 		return vfs_rtio_sync_failover(io, 0, ret);
 	}
-	if ((size_t)ret >= io->n) {
+	if ((size_t)ret >= io->call.n) {
 		return ret;
 	}
 	return vfs_rtio_sync_failover(io, (size_t)ret, 0);
@@ -107,8 +102,8 @@ ssize_t vfs_rtio_pread(struct vfs_handle_struct *handle, struct files_struct *fs
 		       void *data, size_t n, off_t offset)
 {
 	struct vfs_rtio_sync io = {
-		.handle = handle, .fsp = fsp, .op = VFS_RTIO_SYNC_PREAD,
-		.buf = data, .n = n, .offset = offset,
+		.handle = handle, .fsp = fsp,
+		.call = { .op = VFS_RTIO_OP_PREAD, .buf = data, .n = n, .offset = offset },
 	};
 	struct rtio_client *client = vfs_rtio_fsp_client(handle, fsp, &io.ext);
 
@@ -121,17 +116,19 @@ ssize_t vfs_rtio_pread(struct vfs_handle_struct *handle, struct files_struct *fs
 /* As the async path: smbd writes, then aiod's cache is told (WROTE). */
 static ssize_t vfs_rtio_sync_write_locally(const struct vfs_rtio_sync *io)
 {
-	struct vfs_rtio_sync wrote = *io;
+	const struct vfs_rtio_io_call *c = &io->call;
+	struct vfs_rtio_io_call wrote = {
+		.op = VFS_RTIO_OP_WROTE, .file_id = io->ext->file_id, .offset = c->offset,
+	};
 	ssize_t ret, told;
 	int saved_errno;
 
-	ret = SMB_VFS_NEXT_PWRITE(io->handle, io->fsp, io->buf, io->n, io->offset);
+	ret = SMB_VFS_NEXT_PWRITE(io->handle, io->fsp, c->buf, c->n, c->offset);
 	saved_errno = errno;
-	wrote.op = VFS_RTIO_SYNC_WROTE;
-	wrote.n = ret >= 0 ? (size_t)ret : io->n;
-	told = vfs_rtio_session_call(io->ext->session, vfs_rtio_sync_call, &wrote);
+	wrote.n = ret >= 0 ? (size_t)ret : c->n;
+	told = vfs_rtio_session_call(io->ext->session, vfs_rtio_io_call, &wrote);
 	if (told < 0) {
-		vfs_rtio_fsp_invalidate(io->handle, io->fsp, io->ext, io->offset, io->n);
+		vfs_rtio_fsp_invalidate(io->handle, io->fsp, io->ext, c->offset, c->n);
 	}
 	errno = saved_errno;
 	return ret;
@@ -141,8 +138,9 @@ ssize_t vfs_rtio_pwrite(struct vfs_handle_struct *handle, struct files_struct *f
 			const void *data, size_t n, off_t offset)
 {
 	struct vfs_rtio_sync io = {
-		.handle = handle, .fsp = fsp, .op = VFS_RTIO_SYNC_PWRITE,
-		.buf = discard_const(data), .n = n, .offset = offset,
+		.handle = handle, .fsp = fsp,
+		.call = { .op = VFS_RTIO_OP_PWRITE, .buf = discard_const(data), .n = n,
+			  .offset = offset },
 	};
 	struct rtio_client *client = NULL;
 	ssize_t ret;
