@@ -4,8 +4,8 @@
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
- * The async path (vfs_rtio_aio.c) keeps one request type for all three
- * operations; this is where the op code becomes the VFS call.
+ * For a caller with one request type for all three operations: this is
+ * where the op code becomes the VFS call.
  */
 
 #include "includes.h"

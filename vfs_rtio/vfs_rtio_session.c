@@ -18,8 +18,8 @@
  * that it has no room for this process.)
  *
  * Every transition is logged once. While detached the module does the I/O
- * itself; fsps registered in an older session are registered again on their
- * next I/O (their extension remembers the generation).
+ * itself; a file_id learnt in an older session is told by its generation,
+ * and the file is registered again on its next I/O.
  *
  * The client library runs completion callbacks from inside its calls (and
  * from inside a sync wait for another request), so the client is never freed
