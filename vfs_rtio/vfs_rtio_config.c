@@ -27,6 +27,7 @@
 #include <sys/un.h>
 
 #include "vfs_rtio.h"
+#include "vfs_rtio_config.h"
 
 #undef DBGC_CLASS
 #define DBGC_CLASS DBGC_VFS

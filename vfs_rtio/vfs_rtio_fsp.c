@@ -18,6 +18,9 @@
 #include "smbd/smbd.h"
 
 #include "vfs_rtio.h"
+#include "vfs_rtio_config.h"
+#include "vfs_rtio_fsp.h"
+#include "vfs_rtio_session.h"
 
 #undef DBGC_CLASS
 #define DBGC_CLASS DBGC_VFS
@@ -26,8 +29,15 @@ static bool vfs_rtio_fsp_registered(const struct vfs_rtio_fsp *ext)
 {
 	const struct vfs_rtio_session *s = ext->session;
 
-	return ext->generation != 0 && ext->generation == s->generation &&
-	       s->client != NULL && rtio_client_alive(s->client);
+	return ext->generation != 0 && ext->generation == vfs_rtio_session_generation(s) &&
+	       vfs_rtio_session_live_client(s) != NULL;
+}
+
+static ssize_t vfs_rtio_fsp_close_call(struct rtio_client *client, void *private_data)
+{
+	const uint64_t *file_id = private_data;
+
+	return rtio_client_close(client, *file_id);
 }
 
 /* The fsp is closed or its descriptor replaced: aiod lets go of its duplicate. */
@@ -37,15 +47,11 @@ static void vfs_rtio_fsp_destroy(void *p_data)
 	struct vfs_rtio_session *s = ext->session;
 
 	if (vfs_rtio_fsp_registered(ext)) {
-		int ret;
+		ssize_t ret = vfs_rtio_session_call(s, vfs_rtio_fsp_close_call, &ext->file_id);
 
-		vfs_rtio_session_enter(s);
-		ret = rtio_client_close(s->client, ext->file_id);
-		vfs_rtio_session_failed(s, ret);
-		vfs_rtio_session_leave(s);
 		if (ret < 0) {
 			DBG_DEBUG("rtio: CLOSE of file %" PRIu64 ": %s\n", ext->file_id,
-				  strerror(-ret));
+				  strerror((int)-ret));
 		}
 	}
 	if (ext->wrote_locally) {
@@ -54,14 +60,28 @@ static void vfs_rtio_fsp_destroy(void *p_data)
 	}
 }
 
-int vfs_rtio_fsp_register(struct rtio_client *client, struct vfs_rtio_fsp *ext,
-			  const char *name, bool invalidate)
+struct vfs_rtio_fsp_open_call {
+	int fd;
+	const char *name;
+	uint32_t flags;
+	struct rtio_file file;
+};
+
+static ssize_t vfs_rtio_fsp_open_call(struct rtio_client *client, void *private_data)
+{
+	struct vfs_rtio_fsp_open_call *c = private_data;
+
+	return rtio_client_open(client, c->fd, c->name, c->flags, &c->file);
+}
+
+/* Register (again) with aiod in the live session; 0 or -errno. */
+static int vfs_rtio_fsp_register(struct vfs_rtio_fsp *ext, const char *name, bool invalidate)
 {
 	struct vfs_rtio_session *s = ext->session;
 	bool was_stale = vfs_rtio_session_take_stale(s, ext->dev, ext->ino);
 	bool replaces = vfs_rtio_fsp_registered(ext);
 	uint64_t old_id = ext->file_id;
-	struct rtio_file file;
+	struct vfs_rtio_fsp_open_call c = { .fd = ext->fd, .name = name };
 	uint32_t flags = 0;
 	int ret;
 
@@ -71,16 +91,12 @@ int vfs_rtio_fsp_register(struct rtio_client *client, struct vfs_rtio_fsp *ext,
 	if (invalidate || was_stale || ext->wrote_locally) {
 		flags |= RTIO_OPEN_INVALIDATE;
 	}
-	vfs_rtio_session_enter(s);
-	ret = rtio_client_open(client, ext->fd, name, flags, &file);
-	vfs_rtio_session_failed(s, ret);
-	if (replaces && rtio_client_alive(client)) {
+	c.flags = flags;
+	ret = (int)vfs_rtio_session_call(s, vfs_rtio_fsp_open_call, &c);
+	if (replaces && vfs_rtio_session_live_client(s) != NULL) {
 		/* The new registration replaces the old one, which may hold stale blocks. */
-		int ret2 = rtio_client_close(client, old_id);
-
-		vfs_rtio_session_failed(s, ret2);
+		vfs_rtio_session_call(s, vfs_rtio_fsp_close_call, &old_id);
 	}
-	vfs_rtio_session_leave(s);	/* may free client */
 
 	if (ret < 0) {
 		if (was_stale) {
@@ -90,9 +106,9 @@ int vfs_rtio_fsp_register(struct rtio_client *client, struct vfs_rtio_fsp *ext,
 			ext->wrote_locally = true;
 		}
 		ext->generation = 0;
-		ext->tried_generation = s->generation;
+		ext->tried_generation = vfs_rtio_session_generation(s);
 		/* A dead session is logged once by the session; a refusal is per file. */
-		if (ret == -ENOTCONN || ret == -ETIMEDOUT) {
+		if (vfs_rtio_session_lost(ret)) {
 			DBG_DEBUG("rtio: OPEN of %s: %s\n", name, strerror(-ret));
 		} else {
 			DBG_NOTICE("rtio: aiod refused %s (%s), doing its I/O locally\n", name,
@@ -100,12 +116,12 @@ int vfs_rtio_fsp_register(struct rtio_client *client, struct vfs_rtio_fsp *ext,
 		}
 		return ret;
 	}
-	ext->file_id = file.file_id;
-	ext->generation = s->generation;
+	ext->file_id = c.file.file_id;
+	ext->generation = vfs_rtio_session_generation(s);
 	ext->wrote_locally = false;
 	DBG_DEBUG("rtio: %s is file %" PRIu64 " in session %" PRIu32 "%s (class %" PRIu32 ")\n",
-		  name, file.file_id, s->session_id,
-		  (flags & RTIO_OPEN_INVALIDATE) ? ", cache invalidated" : "", file.stream_class);
+		  name, c.file.file_id, vfs_rtio_session_id(s),
+		  (flags & RTIO_OPEN_INVALIDATE) ? ", cache invalidated" : "", c.file.stream_class);
 	return 0;
 }
 
@@ -173,7 +189,7 @@ int vfs_rtio_fsp_open(struct vfs_handle_struct *handle, struct files_struct *fsp
 	 * admin chose to turn the open down rather than serve the stream late.
 	 * smbd maps ENOBUFS to NT_STATUS_INSUFFICIENT_RESOURCES for the client.
 	 */
-	if (vfs_rtio_fsp_register(client, ext, name, invalidate) == -ENOBUFS) {
+	if (vfs_rtio_fsp_register(ext, name, invalidate) == -ENOBUFS) {
 		VFS_REMOVE_FSP_EXTENSION(handle, fsp);
 		return -ENOBUFS;
 	}
@@ -212,22 +228,38 @@ struct rtio_client *vfs_rtio_fsp_client(struct vfs_handle_struct *handle,
 	if (client == NULL) {
 		return NULL;
 	}
-	if (ext->generation == s->generation) {
+	if (ext->generation == vfs_rtio_session_generation(s)) {
 		return client;
 	}
-	if (ext->tried_generation == s->generation) {
+	if (ext->tried_generation == vfs_rtio_session_generation(s)) {
 		return NULL;	/* aiod refused it in this session */
 	}
-	if (vfs_rtio_fsp_register(client, ext, fsp->fsp_name->base_name, false) != 0) {
+	if (vfs_rtio_fsp_register(ext, fsp->fsp_name->base_name, false) != 0) {
 		return NULL;
 	}
-	return s->client;
+	/* not client: registering may have given up a client that died meanwhile */
+	return vfs_rtio_session_live_client(s);
+}
+
+struct vfs_rtio_fsp_invalidate_call {
+	uint64_t file_id;
+	off_t offset;
+	size_t length;
+};
+
+static ssize_t vfs_rtio_fsp_invalidate_call(struct rtio_client *client, void *private_data)
+{
+	const struct vfs_rtio_fsp_invalidate_call *c = private_data;
+
+	return rtio_client_invalidate(client, c->file_id, (uint64_t)c->offset,
+				      (uint64_t)c->length);
 }
 
 void vfs_rtio_fsp_invalidate(struct vfs_handle_struct *handle, struct files_struct *fsp,
 			     struct vfs_rtio_fsp *ext, off_t offset, size_t length)
 {
-	int ret;
+	struct vfs_rtio_fsp_invalidate_call c = { .offset = offset, .length = length };
+	ssize_t ret;
 
 	if (ext == NULL) {
 		ext = VFS_FETCH_FSP_EXTENSION(handle, fsp);
@@ -240,11 +272,11 @@ void vfs_rtio_fsp_invalidate(struct vfs_handle_struct *handle, struct files_stru
 		return;		/* dropped at the next registration, or by identity at close */
 	}
 	/* Only the bytes that changed: the rest of the file stays cached. */
-	ret = rtio_client_invalidate(ext->session->client, ext->file_id, (uint64_t)offset,
-				     (uint64_t)length);
+	c.file_id = ext->file_id;
+	ret = vfs_rtio_session_call(ext->session, vfs_rtio_fsp_invalidate_call, &c);
 	if (ret != 0) {
 		/* aiod is gone or refused: drop everything at the next registration. */
 		ext->wrote_locally = true;
-		DBG_DEBUG("rtio: INVALIDATE of %s: %s\n", fsp_str_dbg(fsp), strerror(-ret));
+		DBG_DEBUG("rtio: INVALIDATE of %s: %s\n", fsp_str_dbg(fsp), strerror((int)-ret));
 	}
 }

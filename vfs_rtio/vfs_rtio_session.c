@@ -18,12 +18,13 @@
  * that it has no room for this process.)
  *
  * Every transition is logged once. While detached the module does the I/O
- * itself; fsps registered in an older session are registered again on their
- * next I/O (their extension remembers the generation).
+ * itself; a file_id learnt in an older session is told by its generation,
+ * and the file is registered again on its next I/O.
  *
  * The client library runs completion callbacks from inside its calls (and
  * from inside a sync wait for another request), so the client is never freed
- * while any call into the library is on the stack: see depth.
+ * while any call into the library is on the stack: every call goes through
+ * vfs_rtio_session_call(), which counts depth.
  */
 
 #include "includes.h"
@@ -31,29 +32,46 @@
 #include "lib/util/dlinklist.h"
 
 #include "vfs_rtio.h"
+#include "vfs_rtio_retry.h"
+#include "vfs_rtio_session.h"
+#include "vfs_rtio_stale.h"
+#include "vfs_rtio_watch.h"
 
 #undef DBGC_CLASS
 #define DBGC_CLASS DBGC_VFS
 
-/* Files aiod may still cache under an identity that is no longer theirs. */
-struct vfs_rtio_stale {
-	uint64_t dev;
-	uint64_t ino;
+/*
+ * client is NULL while detached; generation grows at every attach, so a
+ * file_id learnt in an older session is recognised as stale and the file is
+ * registered again.
+ */
+struct vfs_rtio_session {
+	struct vfs_rtio_session *prev, *next;
+	const char *socket_path;
+	int timeout_ms;
+	bool shm_write;			/* a share writes through aiod's buffer (rtio:write = aiod) */
+	pid_t pid;
+	unsigned nconn;			/* tree connects using this session */
+	struct tevent_context *ev;
+	struct rtio_client *client;
+	uint64_t generation;
+	uint32_t session_id;
+	bool ever_attached;
+	bool detach_logged;		/* the current detached state was logged */
+	int last_error;			/* -errno of the last failure, for the log */
+	struct vfs_rtio_retry retry;	/* when to attach again */
+	struct timespec last_answer;	/* aiod last completed one of our async requests */
+	/*
+	 * Calls into the client library nest (a sync wait runs callbacks of
+	 * async requests). The client may only be freed at depth 0.
+	 */
+	unsigned depth;
+	struct vfs_rtio_watch watch;	/* the client's event fds, while attached */
+	struct vfs_rtio_session_req *inflight;	/* async requests aiod currently owns */
+	struct vfs_rtio_stale_set stale;	/* files aiod may hold stale blocks of */
 };
-#define VFS_RTIO_MAX_STALE 4096
 
 static struct vfs_rtio_session *vfs_rtio_sessions;
-
-static void vfs_rtio_session_unwatch(struct vfs_rtio_session *s)
-{
-	for (int i = 0; i < 2; i++) {
-		TALLOC_FREE(s->fde[i]);
-		if (s->watch_fd[i] != -1) {
-			close(s->watch_fd[i]);
-			s->watch_fd[i] = -1;
-		}
-	}
-}
 
 /*
  * smbd forks a child per client connection. A child must neither use nor
@@ -62,22 +80,19 @@ static void vfs_rtio_session_unwatch(struct vfs_rtio_session *s)
  */
 static void vfs_rtio_session_reset_after_fork(struct vfs_rtio_session *s)
 {
-	vfs_rtio_session_unwatch(s);
+	vfs_rtio_watch_stop(&s->watch);
 	TALLOC_FREE(s->client);
 	s->inflight = NULL;	/* the parent's requests */
 	s->depth = 0;
 	s->generation++;
 	s->pid = getpid();
-	s->last_attempt = (struct timespec){ 0 };
-	/* A new process: aiod may well have room for it. */
-	s->retry_ms = VFS_RTIO_RECONNECT_MS;
-	s->no_room = false;
+	vfs_rtio_retry_init(&s->retry);
 }
 
 static int vfs_rtio_session_destructor(struct vfs_rtio_session *s)
 {
 	DLIST_REMOVE(vfs_rtio_sessions, s);
-	vfs_rtio_session_unwatch(s);
+	vfs_rtio_watch_stop(&s->watch);
 	return 0;
 }
 
@@ -112,12 +127,24 @@ struct vfs_rtio_session *vfs_rtio_session_get(const struct vfs_rtio_config *conf
 	s->shm_write = !config->write_local;
 	s->pid = getpid();
 	s->ev = ev;
-	s->watch_fd[0] = s->watch_fd[1] = -1;
-	s->retry_ms = VFS_RTIO_RECONNECT_MS;
+	vfs_rtio_watch_init(&s->watch);
+	vfs_rtio_retry_init(&s->retry);
 	s->nconn = 1;
 	DLIST_ADD(vfs_rtio_sessions, s);
 	talloc_set_destructor(s, vfs_rtio_session_destructor);
 	return s;
+}
+
+/* Give every request aiod owns back to its owner, which completes it without aiod. */
+static void vfs_rtio_session_abandon_all(struct vfs_rtio_session *s, int err)
+{
+	while (s->inflight != NULL) {
+		struct vfs_rtio_session_req *req = s->inflight;
+
+		DLIST_REMOVE(s->inflight, req);
+		req->session = NULL;
+		req->abandon(req->private_data, err);
+	}
 }
 
 void vfs_rtio_session_put(struct vfs_rtio_session *s)
@@ -132,10 +159,8 @@ void vfs_rtio_session_put(struct vfs_rtio_session *s)
 		 * before disconnecting it; whatever is left completes locally.
 		 */
 		SMB_ASSERT(s->depth == 0);
-		while (s->inflight != NULL) {
-			vfs_rtio_aio_abandon(s->inflight, -ESHUTDOWN);
-		}
-		vfs_rtio_session_unwatch(s);
+		vfs_rtio_session_abandon_all(s, -ESHUTDOWN);
+		vfs_rtio_watch_stop(&s->watch);
 		TALLOC_FREE(s->client);	/* sends DISCONNECT */
 		DBG_DEBUG("rtio: last share of this process disconnected from aiod at %s\n",
 			  s->socket_path);
@@ -143,7 +168,7 @@ void vfs_rtio_session_put(struct vfs_rtio_session *s)
 	TALLOC_FREE(s);
 }
 
-void vfs_rtio_session_enter(struct vfs_rtio_session *s)
+static void vfs_rtio_session_enter(struct vfs_rtio_session *s)
 {
 	s->depth++;
 }
@@ -158,12 +183,10 @@ static void vfs_rtio_session_detach(struct vfs_rtio_session *s)
 	 * anything still listed here is completed by fallback now, before
 	 * freeing the client frees the library's handles.
 	 */
-	while (s->inflight != NULL) {
-		vfs_rtio_aio_abandon(s->inflight, err);
-	}
-	vfs_rtio_session_unwatch(s);
+	vfs_rtio_session_abandon_all(s, err);
+	vfs_rtio_watch_stop(&s->watch);
 	TALLOC_FREE(s->client);
-	clock_gettime_mono(&s->last_attempt);
+	vfs_rtio_retry_start(&s->retry);
 	if (!s->detach_logged) {
 		VFS_RTIO_STATUS("rtio: detached from aiod at %s (session %" PRIu32 ": %s), "
 				"doing I/O locally\n", s->socket_path, s->session_id,
@@ -172,7 +195,7 @@ static void vfs_rtio_session_detach(struct vfs_rtio_session *s)
 	}
 }
 
-void vfs_rtio_session_leave(struct vfs_rtio_session *s)
+static void vfs_rtio_session_leave(struct vfs_rtio_session *s)
 {
 	SMB_ASSERT(s->depth > 0);
 	if (--s->depth > 0) {
@@ -183,11 +206,38 @@ void vfs_rtio_session_leave(struct vfs_rtio_session *s)
 	}
 }
 
-void vfs_rtio_session_failed(struct vfs_rtio_session *s, int err)
+bool vfs_rtio_session_lost(ssize_t err)
 {
-	if (err == -ENOTCONN || err == -ETIMEDOUT || err == -EPROTO) {
-		s->last_error = err;
+	return err == -ENOTCONN || err == -ETIMEDOUT;
+}
+
+/* Record why a call failed, if it means the session is gone (for the log). */
+static void vfs_rtio_session_failed(struct vfs_rtio_session *s, ssize_t err)
+{
+	if (vfs_rtio_session_lost(err) || err == -EPROTO) {
+		s->last_error = (int)err;
 	}
+}
+
+ssize_t vfs_rtio_session_call(struct vfs_rtio_session *s, vfs_rtio_session_fn fn,
+			      void *private_data)
+{
+	ssize_t ret;
+
+	if (s->client == NULL) {
+		return -ENOTCONN;
+	}
+	vfs_rtio_session_enter(s);
+	ret = fn(s->client, private_data);
+	vfs_rtio_session_failed(s, ret);
+	vfs_rtio_session_leave(s);	/* may free the client */
+	return ret;
+}
+
+static ssize_t vfs_rtio_session_abort_call(struct rtio_client *client, void *private_data)
+{
+	rtio_client_abort(client);	/* every pending request completes with -ETIMEDOUT */
+	return 0;
 }
 
 void vfs_rtio_session_abort(struct vfs_rtio_session *s)
@@ -196,9 +246,12 @@ void vfs_rtio_session_abort(struct vfs_rtio_session *s)
 		return;
 	}
 	s->last_error = -ETIMEDOUT;
-	vfs_rtio_session_enter(s);
-	rtio_client_abort(s->client);	/* every pending request completes with -ETIMEDOUT */
-	vfs_rtio_session_leave(s);
+	vfs_rtio_session_call(s, vfs_rtio_session_abort_call, NULL);
+}
+
+static ssize_t vfs_rtio_session_process_call(struct rtio_client *client, void *private_data)
+{
+	return rtio_client_process(client);
 }
 
 static void vfs_rtio_session_fd_handler(struct tevent_context *ev, struct tevent_fd *fde,
@@ -206,70 +259,43 @@ static void vfs_rtio_session_fd_handler(struct tevent_context *ev, struct tevent
 {
 	struct vfs_rtio_session *s = talloc_get_type_abort(private_data,
 							   struct vfs_rtio_session);
-	int ret;
 
-	if (s->client == NULL) {
-		return;
-	}
-	vfs_rtio_session_enter(s);
-	ret = rtio_client_process(s->client);
-	if (ret < 0) {
-		vfs_rtio_session_failed(s, ret);
-	}
-	vfs_rtio_session_leave(s);
+	vfs_rtio_session_call(s, vfs_rtio_session_process_call, NULL);
 }
 
-/*
- * Watch duplicates of the client's descriptors: the library closes its own
- * the moment it sees the session die, possibly deep inside a callback, and a
- * tevent_fd must never outlive its descriptor number (the number may be
- * reused by the next open). Ours stay valid until we unwatch.
- */
-static int vfs_rtio_session_watch(struct vfs_rtio_session *s)
+static ssize_t vfs_rtio_session_unlink_call(struct rtio_client *client, void *private_data)
 {
-	int fds[2];
+	const struct vfs_rtio_stale *st = private_data;
 
-	rtio_client_event_fds(s->client, fds);
-	for (int i = 0; i < 2; i++) {
-		if (fds[i] == -1) {
-			return -ENOTCONN;
-		}
-		s->watch_fd[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 0);
-		if (s->watch_fd[i] == -1) {
-			return -errno;
-		}
-		s->fde[i] = tevent_add_fd(s->ev, s, s->watch_fd[i], TEVENT_FD_READ,
-					  vfs_rtio_session_fd_handler, s);
-		if (s->fde[i] == NULL) {
-			return -ENOMEM;
-		}
+	return rtio_client_unlink(client, st->dev, st->ino);
+}
+
+/* Tell aiod to drop the blocks of st; false when the session is lost. */
+static bool vfs_rtio_session_unlink(struct vfs_rtio_session *s, const struct vfs_rtio_stale *st)
+{
+	ssize_t ret = vfs_rtio_session_call(s, vfs_rtio_session_unlink_call, discard_const(st));
+
+	if (vfs_rtio_session_lost(ret)) {
+		return false;
 	}
-	return 0;
+	if (ret < 0) {
+		/* EPERM: this process never registered it with aiod, which keeps its blocks */
+		DBG_DEBUG("rtio: UNLINK %" PRIu64 ":%" PRIu64 ": %s\n", st->dev, st->ino,
+			  strerror((int)-ret));
+	}
+	return true;
 }
 
 /* Tell a new session about files it may cache wrongly; stop at a dead session. */
 static void vfs_rtio_session_flush_stale(struct vfs_rtio_session *s)
 {
-	while (s->nstale > 0 && rtio_client_alive(s->client)) {
-		struct vfs_rtio_stale *st = &s->stale[s->nstale - 1];
-		int ret;
+	const struct vfs_rtio_stale *st;
 
-		vfs_rtio_session_enter(s);
-		ret = rtio_client_unlink(s->client, st->dev, st->ino);
-		vfs_rtio_session_failed(s, ret);
-		vfs_rtio_session_leave(s);
-		if (ret == -ENOTCONN || ret == -ETIMEDOUT) {
+	while ((st = vfs_rtio_stale_last(&s->stale)) != NULL && rtio_client_alive(s->client)) {
+		if (!vfs_rtio_session_unlink(s, st)) {
 			return;
 		}
-		if (ret < 0) {
-			/* EPERM: this process never registered it with aiod, which keeps its blocks */
-			DBG_DEBUG("rtio: UNLINK %" PRIu64 ":%" PRIu64 ": %s\n", st->dev, st->ino,
-				  strerror(-ret));
-		}
-		s->nstale--;
-	}
-	if (s->nstale == 0) {
-		TALLOC_FREE(s->stale);
+		vfs_rtio_stale_drop_last(&s->stale);
 	}
 }
 
@@ -281,7 +307,7 @@ static int vfs_rtio_session_attach(struct vfs_rtio_session *s)
 	if (s->client != NULL) {
 		return 0;
 	}
-	clock_gettime_mono(&s->last_attempt);
+	vfs_rtio_retry_start(&s->retry);
 	/*
 	 * aiod admits root (and listed users) by SO_PEERCRED, which records the
 	 * credentials of connect(): those of the impersonated user when this
@@ -299,10 +325,10 @@ static int vfs_rtio_session_attach(struct vfs_rtio_session *s)
 		return ret;
 	}
 	s->client = client;
-	ret = vfs_rtio_session_watch(s);
+	ret = vfs_rtio_watch_start(&s->watch, s, s->ev, client, vfs_rtio_session_fd_handler, s);
 	if (ret < 0) {
 		DBG_ERR("rtio: cannot watch the aiod session: %s\n", strerror(-ret));
-		vfs_rtio_session_unwatch(s);
+		vfs_rtio_watch_stop(&s->watch);
 		TALLOC_FREE(s->client);
 		s->last_error = ret;
 		return ret;
@@ -321,54 +347,76 @@ static int vfs_rtio_session_attach(struct vfs_rtio_session *s)
 	return 0;
 }
 
-int64_t vfs_rtio_elapsed_ms(const struct timespec *since)
-{
-	struct timespec now;
-
-	clock_gettime_mono(&now);
-	return (int64_t)(now.tv_sec - since->tv_sec) * 1000 +
-	       (now.tv_nsec - since->tv_nsec) / 1000000;
-}
-
-/*
- * aiod answered but has no room for this process: [global] max_sessions
- * reached (EUSERS), or it cannot create our message queues (RLIMIT_MSGQUEUE:
- * EMFILE, fs.mqueue.queues_max: ENOSPC, memory) -- or this smbd is out of
- * descriptors or memory itself. None of that passes in a second: asking on
- * every I/O would cost both sides and fill the logs.
- */
-static bool vfs_rtio_no_room_error(int err)
-{
-	return err == -EUSERS || err == -EMFILE || err == -ENFILE || err == -ENOSPC ||
-	       err == -ENOMEM;
-}
-
 bool vfs_rtio_session_no_room(const struct vfs_rtio_session *s)
 {
-	return s->client == NULL && s->no_room;
+	return s->client == NULL && s->retry.no_room;
 }
 
-/* The attach failed with err: when to try again, and what to log. */
-static void vfs_rtio_session_attach_failed(struct vfs_rtio_session *s, int err)
+struct rtio_client *vfs_rtio_session_live_client(const struct vfs_rtio_session *s)
 {
-	if (vfs_rtio_no_room_error(err)) {
-		s->retry_ms = VFS_RTIO_RECONNECT_MAX_MS;
-		if (!s->no_room) {
-			VFS_RTIO_STATUS("rtio: aiod at %s has no room for this process (%s), "
-					"doing I/O locally; asking again every %d s\n",
-					s->socket_path, strerror(-err),
-					VFS_RTIO_RECONNECT_MAX_MS / 1000);
-			s->no_room = true;
-			s->detach_logged = true;	/* that line says it all */
-		}
-	} else if (err == -ETIMEDOUT || err == -EPROTO || err == -ENOTCONN) {
-		/* aiod is there but stuck, or it dropped us unanswered: overloaded. */
-		s->retry_ms = MIN(s->retry_ms * 2, VFS_RTIO_RECONNECT_MAX_MS);
-	} else {
-		s->retry_ms = VFS_RTIO_RECONNECT_MS;
+	return s->client != NULL && rtio_client_alive(s->client) ? s->client : NULL;
+}
+
+uint64_t vfs_rtio_session_generation(const struct vfs_rtio_session *s)
+{
+	return s->generation;
+}
+
+uint32_t vfs_rtio_session_id(const struct vfs_rtio_session *s)
+{
+	return s->session_id;
+}
+
+int vfs_rtio_session_last_error(const struct vfs_rtio_session *s)
+{
+	return s->last_error;
+}
+
+struct tevent_context *vfs_rtio_session_ev(const struct vfs_rtio_session *s)
+{
+	return s->ev;
+}
+
+int vfs_rtio_session_timeout_ms(const struct vfs_rtio_session *s)
+{
+	return s->timeout_ms;
+}
+
+int64_t vfs_rtio_session_silent_ms(const struct vfs_rtio_session *s)
+{
+	return vfs_rtio_elapsed_ms(&s->last_answer);
+}
+
+void vfs_rtio_session_req_add(struct vfs_rtio_session *s, struct vfs_rtio_session_req *req,
+			      void (*abandon)(void *private_data, int err), void *private_data)
+{
+	req->session = s;
+	req->abandon = abandon;
+	req->private_data = private_data;
+	DLIST_ADD_END(s->inflight, req);
+}
+
+void vfs_rtio_session_req_remove(struct vfs_rtio_session_req *req)
+{
+	if (req->session != NULL) {
+		DLIST_REMOVE(req->session->inflight, req);
+		req->session = NULL;
 	}
-	DBG_DEBUG("rtio: aiod at %s still not available: %s, next try in %d ms\n",
-		  s->socket_path, strerror(-err), s->retry_ms);
+}
+
+void vfs_rtio_session_req_done(struct vfs_rtio_session_req *req, ssize_t result)
+{
+	struct vfs_rtio_session *s = req->session;
+
+	if (s == NULL) {
+		return;
+	}
+	vfs_rtio_session_failed(s, result);
+	if (!vfs_rtio_session_lost(result)) {
+		/* even an error is an answer: aiod is alive */
+		clock_gettime_mono(&s->last_answer);
+	}
+	vfs_rtio_session_req_remove(req);
 }
 
 struct rtio_client *vfs_rtio_session_client(struct vfs_rtio_session *s, bool log_attach)
@@ -392,18 +440,18 @@ struct rtio_client *vfs_rtio_session_client(struct vfs_rtio_session *s, bool log
 	if (s->depth > 0) {
 		return NULL;
 	}
-	if ((s->last_attempt.tv_sec != 0 || s->last_attempt.tv_nsec != 0) &&
-	    vfs_rtio_elapsed_ms(&s->last_attempt) < s->retry_ms) {
+	if (!vfs_rtio_retry_due(&s->retry)) {
 		return NULL;
 	}
 	was_attached = s->ever_attached;
 	ret = vfs_rtio_session_attach(s);
 	if (ret < 0) {
-		vfs_rtio_session_attach_failed(s, ret);
+		if (vfs_rtio_retry_failed(&s->retry, ret, s->socket_path)) {
+			s->detach_logged = true;	/* that line says it all */
+		}
 		return NULL;
 	}
-	s->retry_ms = VFS_RTIO_RECONNECT_MS;
-	s->no_room = false;
+	vfs_rtio_retry_succeeded(&s->retry);
 	if (log_attach) {
 		VFS_RTIO_STATUS("rtio: %s aiod at %s (session %" PRIu32 ")\n",
 				was_attached ? "re-attached to" : "attached to",
@@ -412,68 +460,22 @@ struct rtio_client *vfs_rtio_session_client(struct vfs_rtio_session *s, bool log
 	return s->client;
 }
 
-static ssize_t vfs_rtio_session_find_stale(struct vfs_rtio_session *s, uint64_t dev,
-					   uint64_t ino)
-{
-	for (size_t i = 0; i < s->nstale; i++) {
-		if (s->stale[i].dev == dev && s->stale[i].ino == ino) {
-			return (ssize_t)i;
-		}
-	}
-	return -1;
-}
-
 void vfs_rtio_session_add_stale(struct vfs_rtio_session *s, uint64_t dev, uint64_t ino)
 {
-	struct vfs_rtio_stale *stale;
-
-	if (vfs_rtio_session_find_stale(s, dev, ino) >= 0) {
-		return;
-	}
-	if (s->nstale >= VFS_RTIO_MAX_STALE) {
-		if (!s->stale_overflow_logged) {
-			DBG_ERR("rtio: more than %d files changed while detached from aiod; "
-				"aiod may serve old cached data of the others until it restarts\n",
-				VFS_RTIO_MAX_STALE);
-			s->stale_overflow_logged = true;
-		}
-		return;
-	}
-	stale = talloc_realloc(s, s->stale, struct vfs_rtio_stale, s->nstale + 1);
-	if (stale == NULL) {
-		DBG_ERR("rtio: out of memory remembering a changed file\n");
-		return;
-	}
-	s->stale = stale;
-	s->stale[s->nstale++] = (struct vfs_rtio_stale){ .dev = dev, .ino = ino };
+	vfs_rtio_stale_add(s, &s->stale, dev, ino);
 }
 
 bool vfs_rtio_session_take_stale(struct vfs_rtio_session *s, uint64_t dev, uint64_t ino)
 {
-	ssize_t i = vfs_rtio_session_find_stale(s, dev, ino);
-
-	if (i < 0) {
-		return false;
-	}
-	s->stale[i] = s->stale[--s->nstale];
-	return true;
+	return vfs_rtio_stale_take(&s->stale, dev, ino);
 }
 
 void vfs_rtio_session_forget(struct vfs_rtio_session *s, uint64_t dev, uint64_t ino)
 {
-	int ret;
+	const struct vfs_rtio_stale st = { .dev = dev, .ino = ino };
 
-	if (s->pid != getpid() || s->client == NULL || !rtio_client_alive(s->client)) {
+	if (s->pid != getpid() || vfs_rtio_session_live_client(s) == NULL ||
+	    !vfs_rtio_session_unlink(s, &st)) {
 		vfs_rtio_session_add_stale(s, dev, ino);
-		return;
-	}
-	vfs_rtio_session_enter(s);
-	ret = rtio_client_unlink(s->client, dev, ino);
-	vfs_rtio_session_failed(s, ret);
-	vfs_rtio_session_leave(s);
-	if (ret == -ENOTCONN || ret == -ETIMEDOUT) {
-		vfs_rtio_session_add_stale(s, dev, ino);
-	} else if (ret < 0) {
-		DBG_DEBUG("rtio: UNLINK %" PRIu64 ":%" PRIu64 ": %s\n", dev, ino, strerror(-ret));
 	}
 }

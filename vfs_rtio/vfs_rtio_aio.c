@@ -1,5 +1,5 @@
 /*
- * vfs_rtio: data operations through aiod, and their local fallback.
+ * vfs_rtio: tevent async data operations through aiod, and their local fallback.
  *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -25,6 +25,7 @@
  *          -> rtio_client_*_start()  ....  vfs_rtio_aio_done()      (reply)
  *          |                         ....  vfs_rtio_aio_timeout()   (timer)
  *          |                                 -> rtio_client_abort() -> _done(-ETIMEDOUT)
+ *          |                         ....  vfs_rtio_aio_abandon()   (the session gave up)
  *          -> vfs_rtio_aio_failover() -> SMB_VFS_NEXT_*_SEND() -> vfs_rtio_aio_local_done()
  *
  * vfs_rtio_aio_done() runs from rtio_client_process() in the tevent fd
@@ -39,41 +40,32 @@
 #include "smbd/smbd.h"
 #include "lib/util/tevent_unix.h"
 #include "lib/util/sys_rw.h"
-#include "lib/util/dlinklist.h"
 
 #include "vfs_rtio.h"
+#include "vfs_rtio_config.h"
+#include "vfs_rtio_fsp.h"
+#include "vfs_rtio_io.h"
+#include "vfs_rtio_next.h"
+#include "vfs_rtio_session.h"
 
 #undef DBGC_CLASS
 #define DBGC_CLASS DBGC_VFS
 
-enum vfs_rtio_aio_op {
-	VFS_RTIO_AIO_PREAD,
-	VFS_RTIO_AIO_PWRITE,
-	VFS_RTIO_AIO_FSYNC,
-};
-
-static const char *vfs_rtio_aio_op_name(enum vfs_rtio_aio_op op)
-{
-	switch (op) {
-	case VFS_RTIO_AIO_PREAD:
-		return "pread";
-	case VFS_RTIO_AIO_PWRITE:
-		return "pwrite";
-	case VFS_RTIO_AIO_FSYNC:
-		return "fsync";
-	}
-	return "?";
-}
+/*
+ * rtio:timeout is how long aiod may go without answering any request before
+ * the session is given up; a request still waiting behind others while
+ * aiod makes progress is given up only after this many timeouts.
+ */
+#define VFS_RTIO_MAX_WAIT_TIMEOUTS  4
 
 struct vfs_rtio_aio {
-	struct vfs_rtio_aio *prev, *next;	/* in session->inflight while aiod owns it */
+	struct vfs_rtio_session_req sreq;	/* listed in the session while aiod owns it */
 	struct tevent_req *req;
 	struct tevent_context *ev;
 	struct vfs_handle_struct *handle;
 	struct files_struct *fsp;
 	struct vfs_rtio_fsp *ext;		/* NULL: not an rtio file */
-	struct vfs_rtio_session *session;	/* set while in session->inflight */
-	enum vfs_rtio_aio_op op;
+	enum vfs_rtio_op op;
 	uint8_t *buf;
 	size_t n;
 	off_t offset;
@@ -92,11 +84,6 @@ static void vfs_rtio_aio_timeout(struct tevent_context *ev, struct tevent_timer 
 				 struct timeval now, void *private_data);
 static void vfs_rtio_aio_local_done(struct tevent_req *subreq);
 
-static bool vfs_rtio_lost_session(ssize_t err)
-{
-	return err == -ENOTCONN || err == -ETIMEDOUT;
-}
-
 static void vfs_rtio_aio_finish(struct vfs_rtio_aio *a, int error)
 {
 	clock_gettime_mono(&a->end_time);
@@ -111,33 +98,28 @@ static void vfs_rtio_aio_finish(struct vfs_rtio_aio *a, int error)
 static void vfs_rtio_aio_unlist(struct vfs_rtio_aio *a)
 {
 	TALLOC_FREE(a->timer);
-	if (a->session != NULL) {
-		DLIST_REMOVE(a->session->inflight, a);
-		a->session = NULL;
+	vfs_rtio_session_req_remove(&a->sreq);
+}
+
+/* Whatever aiod still has of the request is forgotten: it must not touch the buffer. */
+static void vfs_rtio_aio_cancel(struct vfs_rtio_aio *a)
+{
+	if (a->io != NULL) {
+		rtio_client_io_cancel(a->io);
+		a->io = NULL;
 	}
+	vfs_rtio_aio_unlist(a);
 }
 
 /* Do (the rest of) the request on smbd's descriptor, through the next module. */
 static void vfs_rtio_aio_local(struct vfs_rtio_aio *a)
 {
-	struct tevent_req *subreq = NULL;
-	size_t n = a->n - a->done;
+	struct tevent_req *subreq;
 	off_t offset = a->offset == VFS_PWRITE_APPEND_OFFSET ? a->offset
 							      : a->offset + (off_t)a->done;
 
-	switch (a->op) {
-	case VFS_RTIO_AIO_PREAD:
-		subreq = SMB_VFS_NEXT_PREAD_SEND(a, a->ev, a->handle, a->fsp, a->buf + a->done,
-						 n, offset);
-		break;
-	case VFS_RTIO_AIO_PWRITE:
-		subreq = SMB_VFS_NEXT_PWRITE_SEND(a, a->ev, a->handle, a->fsp, a->buf + a->done,
-						  n, offset);
-		break;
-	case VFS_RTIO_AIO_FSYNC:
-		subreq = SMB_VFS_NEXT_FSYNC_SEND(a, a->ev, a->handle, a->fsp);
-		break;
-	}
+	subreq = vfs_rtio_next_send(a, a->ev, a->handle, a->fsp, a->op, a->buf + a->done,
+				    a->n - a->done, offset);
 	if (tevent_req_nomem(subreq, a->req)) {
 		return;
 	}
@@ -166,22 +148,21 @@ static void vfs_rtio_aio_failover(struct vfs_rtio_aio *a, int err)
 			vfs_rtio_aio_finish(a, 0);	/* aiod's short count stands */
 			return;
 		}
-		vfs_rtio_aio_finish(a, vfs_rtio_lost_session(err) ? EIO : -err);
+		vfs_rtio_aio_finish(a, vfs_rtio_no_fallback_errno(err));
 		return;
 	}
-	DBG_DEBUG("%s %s %zu@%jd locally after aiod: %s\n", vfs_rtio_aio_op_name(a->op),
+	DBG_DEBUG("%s %s %zu@%jd locally after aiod: %s\n", vfs_rtio_op_name(a->op),
 		  fsp_str_dbg(a->fsp), a->n - a->done, (intmax_t)(a->offset + (off_t)a->done),
 		  err != 0 ? strerror(-err) : "short");
 	vfs_rtio_aio_local(a);
 }
 
-void vfs_rtio_aio_abandon(struct vfs_rtio_aio *a, int err)
+/* The session gave up its client while aiod owned the request. */
+static void vfs_rtio_aio_abandon(void *private_data, int err)
 {
-	if (a->io != NULL) {
-		rtio_client_io_cancel(a->io);
-		a->io = NULL;
-	}
-	vfs_rtio_aio_unlist(a);
+	struct vfs_rtio_aio *a = talloc_get_type_abort(private_data, struct vfs_rtio_aio);
+
+	vfs_rtio_aio_cancel(a);
 	vfs_rtio_aio_failover(a, err);
 }
 
@@ -197,13 +178,13 @@ static void vfs_rtio_aio_result(struct vfs_rtio_aio *a, ssize_t result)
 		vfs_rtio_aio_finish(a, a->local_error);
 		return;
 	}
-	if (a->op == VFS_RTIO_AIO_FSYNC) {
+	if (a->op == VFS_RTIO_OP_FSYNC) {
 		vfs_rtio_aio_finish(a, 0);
 		return;
 	}
 	if ((size_t)result > a->n - a->done) {
 		DBG_ERR("rtio: aiod claims %zd bytes for a %zu byte %s\n", result, a->n,
-			vfs_rtio_aio_op_name(a->op));
+			vfs_rtio_op_name(a->op));
 		vfs_rtio_aio_failover(a, -EPROTO);
 		return;
 	}
@@ -225,55 +206,9 @@ static void vfs_rtio_aio_done(ssize_t result, void *private_data)
 
 	/* The library freed its request before calling us. */
 	a->io = NULL;
-	if (a->session != NULL) {
-		vfs_rtio_session_failed(a->session, (int)result);
-		if (!vfs_rtio_lost_session(result)) {
-			/* even an error is an answer: aiod is alive */
-			clock_gettime_mono(&a->session->last_answer);
-		}
-	}
+	vfs_rtio_session_req_done(&a->sreq, result);
 	vfs_rtio_aio_unlist(a);
 	vfs_rtio_aio_result(a, result);
-}
-
-/*
- * smb_vfs_fsync_sync() (smbd's sync_file(), for "strict sync") runs an
- * async request on a private event context of its own and polls only that
- * one; aiod's replies are watched on smbd's main context. The caller blocks
- * anyway, so wait for aiod's answer here instead.
- */
-static void vfs_rtio_aio_submit_sync(struct vfs_rtio_aio *a, struct rtio_client *client)
-{
-	struct vfs_rtio_session *s = a->ext->session;
-	ssize_t result = -EINVAL;
-
-	vfs_rtio_session_enter(s);
-	switch (a->op) {
-	case VFS_RTIO_AIO_PREAD:
-		result = rtio_client_pread(client, a->ext->file_id, a->buf, a->n, a->offset);
-		break;
-	case VFS_RTIO_AIO_PWRITE:
-		result = rtio_client_pwrite(client, a->ext->file_id, a->buf, a->n, a->offset);
-		break;
-	case VFS_RTIO_AIO_FSYNC:
-		result = rtio_client_fsync(client, a->ext->file_id, false);
-		break;
-	}
-	vfs_rtio_session_failed(s, (int)result);
-	vfs_rtio_session_leave(s);
-	vfs_rtio_aio_result(a, result);
-}
-
-/*
- * rtio:write = local (or the session's region is read-only because it was
- * attached for such a share), and this aiod understands WROTE: smbd writes,
- * aiod is told.
- */
-static bool vfs_rtio_writes_locally(struct vfs_handle_struct *handle, struct rtio_client *client)
-{
-	return (vfs_rtio_write_local(handle) ||
-		!rtio_client_has_feature(client, RTIO_FEAT_SHM_WRITE)) &&
-	       rtio_client_has_feature(client, RTIO_FEAT_WROTE);
 }
 
 /* Bytes a local write may have changed: all it was asked for when it failed. */
@@ -282,55 +217,83 @@ static size_t vfs_rtio_aio_wrote_len(const struct vfs_rtio_aio *a)
 	return a->local_error == 0 ? a->done : a->n;
 }
 
-/* Start a->op (or its WROTE) with aiod and watch it; -errno if it could not start. */
-static int vfs_rtio_aio_start(struct vfs_rtio_aio *a, struct rtio_client *client)
+/* What aiod is asked: the request, or the WROTE after smbd wrote it. */
+static enum vfs_rtio_op vfs_rtio_aio_aiod_op(const struct vfs_rtio_aio *a)
 {
+	return a->notifying ? VFS_RTIO_OP_WROTE : a->op;
+}
+
+/*
+ * smb_vfs_fsync_sync() (smbd's sync_file(), for "strict sync") runs an
+ * async request on a private event context of its own and polls only that
+ * one; aiod's replies are watched on smbd's main context. The caller blocks
+ * anyway, so wait for aiod's answer (to the request or its WROTE) here instead.
+ */
+static void vfs_rtio_aio_submit_sync(struct vfs_rtio_aio *a)
+{
+	struct vfs_rtio_io_call c = {
+		.op = vfs_rtio_aio_aiod_op(a),
+		.file_id = a->ext->file_id,
+		.buf = a->buf,
+		.n = a->notifying ? vfs_rtio_aio_wrote_len(a) : a->n,
+		.offset = a->offset,
+	};
+
+	vfs_rtio_aio_result(a, vfs_rtio_session_call(a->ext->session, vfs_rtio_io_call, &c));
+}
+
+/* Start a->op (or its WROTE) with aiod and watch it; -errno if it could not start. */
+static ssize_t vfs_rtio_aio_start_call(struct rtio_client *client, void *private_data)
+{
+	struct vfs_rtio_aio *a = talloc_get_type_abort(private_data, struct vfs_rtio_aio);
 	struct vfs_rtio_session *s = a->ext->session;
 	int ret = 0;
 
-	a->session = s;
-	DLIST_ADD_END(s->inflight, a);
-	vfs_rtio_session_enter(s);
-	if (a->notifying) {
-		ret = rtio_client_wrote_start(client, a->ext->file_id, vfs_rtio_aio_wrote_len(a),
-					      a->offset, vfs_rtio_aio_done, a, &a->io);
-		goto started;
-	}
-	switch (a->op) {
-	case VFS_RTIO_AIO_PREAD:
+	vfs_rtio_session_req_add(s, &a->sreq, vfs_rtio_aio_abandon, a);
+	switch (vfs_rtio_aio_aiod_op(a)) {
+	case VFS_RTIO_OP_PREAD:
 		ret = rtio_client_pread_start(client, a->ext->file_id, a->buf, a->n, a->offset,
 					      vfs_rtio_aio_done, a, &a->io);
 		break;
-	case VFS_RTIO_AIO_PWRITE:
+	case VFS_RTIO_OP_PWRITE:
 		ret = rtio_client_pwrite_start(client, a->ext->file_id, a->buf, a->n, a->offset,
 					       vfs_rtio_aio_done, a, &a->io);
 		break;
-	case VFS_RTIO_AIO_FSYNC:
+	case VFS_RTIO_OP_FSYNC:
 		ret = rtio_client_fsync_start(client, a->ext->file_id, false, vfs_rtio_aio_done, a,
 					      &a->io);
 		break;
+	case VFS_RTIO_OP_WROTE:
+		ret = rtio_client_wrote_start(client, a->ext->file_id, vfs_rtio_aio_wrote_len(a),
+					      a->offset, vfs_rtio_aio_done, a, &a->io);
+		break;
 	}
-started:
 	if (ret < 0) {
 		a->io = NULL;
 		vfs_rtio_aio_unlist(a);
-		vfs_rtio_session_failed(s, ret);
 	} else if (a->io != NULL) {
 		/* a->io is NULL when the library failed it already, through _done */
 		a->timer = tevent_add_timer(a->ev, a,
-					    timeval_current_ofs_msec(s->timeout_ms),
+					    timeval_current_ofs_msec(vfs_rtio_session_timeout_ms(s)),
 					    vfs_rtio_aio_timeout, a);
 		if (a->timer == NULL) {
 			DBG_ERR("rtio: no memory for a timer, doing %s locally\n",
-				vfs_rtio_aio_op_name(a->op));
-			rtio_client_io_cancel(a->io);
-			a->io = NULL;
-			vfs_rtio_aio_unlist(a);
+				vfs_rtio_op_name(a->op));
+			vfs_rtio_aio_cancel(a);
 			ret = -ENOMEM;
 		}
 	}
-	vfs_rtio_session_leave(s);
 	return ret;
+}
+
+/* Start a->op (or its WROTE) with aiod, or do it locally. */
+static void vfs_rtio_aio_start(struct vfs_rtio_aio *a)
+{
+	ssize_t ret = vfs_rtio_session_call(a->ext->session, vfs_rtio_aio_start_call, a);
+
+	if (ret < 0) {
+		vfs_rtio_aio_failover(a, (int)ret);
+	}
 }
 
 /*
@@ -340,34 +303,24 @@ started:
 static void vfs_rtio_aio_notify(struct vfs_rtio_aio *a)
 {
 	struct rtio_client *client = vfs_rtio_fsp_client(a->handle, a->fsp, &a->ext);
-	int ret;
 
 	a->notifying = true;
 	if (client == NULL || !rtio_client_has_feature(client, RTIO_FEAT_WROTE)) {
 		vfs_rtio_aio_failover(a, -ENOTCONN);	/* invalidates as it can */
 		return;
 	}
-	if (a->ev != a->ext->session->ev) {
-		vfs_rtio_session_enter(a->ext->session);
-		ret = rtio_client_wrote(client, a->ext->file_id, vfs_rtio_aio_wrote_len(a),
-					a->offset);
-		vfs_rtio_session_failed(a->ext->session, ret);
-		vfs_rtio_session_leave(a->ext->session);
-		vfs_rtio_aio_result(a, ret);
+	if (a->ev != vfs_rtio_session_ev(a->ext->session)) {
+		vfs_rtio_aio_submit_sync(a);
 		return;
 	}
-	ret = vfs_rtio_aio_start(a, client);
-	if (ret < 0) {
-		vfs_rtio_aio_failover(a, ret);
-	}
+	vfs_rtio_aio_start(a);
 }
 
 static void vfs_rtio_aio_submit(struct vfs_rtio_aio *a)
 {
 	struct rtio_client *client;
-	int ret;
 
-	if (a->op == VFS_RTIO_AIO_PWRITE &&
+	if (a->op == VFS_RTIO_OP_PWRITE &&
 	    (a->offset == VFS_PWRITE_APPEND_OFFSET || a->fsp->fsp_flags.posix_append)) {
 		/* aiod writes at offsets; appending is the kernel's job */
 		a->ext = VFS_FETCH_FSP_EXTENSION(a->handle, a->fsp);
@@ -383,26 +336,24 @@ static void vfs_rtio_aio_submit(struct vfs_rtio_aio *a)
 		vfs_rtio_aio_failover(a, -ENOTCONN);
 		return;
 	}
-	if (a->op == VFS_RTIO_AIO_PWRITE && vfs_rtio_writes_locally(a->handle, client)) {
+	if (a->op == VFS_RTIO_OP_PWRITE && vfs_rtio_writes_locally(a->handle, client)) {
 		a->write_local = true;
 		vfs_rtio_aio_local(a);	/* then vfs_rtio_aio_notify() */
 		return;
 	}
-	if (a->ev != a->ext->session->ev) {
-		vfs_rtio_aio_submit_sync(a, client);
+	if (a->ev != vfs_rtio_session_ev(a->ext->session)) {
+		vfs_rtio_aio_submit_sync(a);
 		return;
 	}
-	ret = vfs_rtio_aio_start(a, client);
-	if (ret < 0) {
-		vfs_rtio_aio_failover(a, ret);
-	}
+	vfs_rtio_aio_start(a);
 }
 
 static void vfs_rtio_aio_timeout(struct tevent_context *ev, struct tevent_timer *te,
 				 struct timeval now, void *private_data)
 {
 	struct vfs_rtio_aio *a = talloc_get_type_abort(private_data, struct vfs_rtio_aio);
-	struct vfs_rtio_session *s = a->session;
+	struct vfs_rtio_session *s = a->sreq.session;
+	int timeout_ms = vfs_rtio_session_timeout_ms(s);
 	int64_t silent_ms, waited_ms;
 
 	a->timer = NULL;	/* tevent frees a timer after it fired */
@@ -411,19 +362,18 @@ static void vfs_rtio_aio_timeout(struct tevent_context *ev, struct tevent_timer 
 	 * queues what does not fit aiod's in-flight limit): that is not a
 	 * stuck aiod as long as answers keep coming.
 	 */
-	silent_ms = vfs_rtio_elapsed_ms(&s->last_answer);
+	silent_ms = vfs_rtio_session_silent_ms(s);
 	waited_ms = vfs_rtio_elapsed_ms(&a->start_time);
-	if (silent_ms < s->timeout_ms &&
-	    waited_ms < (int64_t)s->timeout_ms * VFS_RTIO_MAX_WAIT_TIMEOUTS) {
+	if (silent_ms < timeout_ms && waited_ms < (int64_t)timeout_ms * VFS_RTIO_MAX_WAIT_TIMEOUTS) {
 		a->timer = tevent_add_timer(a->ev, a,
-					    timeval_current_ofs_msec(s->timeout_ms - silent_ms),
+					    timeval_current_ofs_msec(timeout_ms - silent_ms),
 					    vfs_rtio_aio_timeout, a);
 		if (a->timer != NULL) {
 			return;
 		}
 	}
 	DBG_DEBUG("rtio: aiod did not answer %s of %s (waited %" PRId64 " ms, no answer "
-		  "for %" PRId64 " ms)\n", vfs_rtio_aio_op_name(a->op), fsp_str_dbg(a->fsp),
+		  "for %" PRId64 " ms)\n", vfs_rtio_op_name(a->op), fsp_str_dbg(a->fsp),
 		  waited_ms, silent_ms);
 	/*
 	 * aiod is stuck (or lost this request): give up the whole session
@@ -438,19 +388,8 @@ static void vfs_rtio_aio_local_done(struct tevent_req *subreq)
 	struct tevent_req *req = tevent_req_callback_data(subreq, struct tevent_req);
 	struct vfs_rtio_aio *a = tevent_req_data(req, struct vfs_rtio_aio);
 	struct vfs_aio_state aio_state = { 0 };
-	ssize_t ret = -1;
+	ssize_t ret = vfs_rtio_next_recv(subreq, a->op, &aio_state);
 
-	switch (a->op) {
-	case VFS_RTIO_AIO_PREAD:
-		ret = SMB_VFS_PREAD_RECV(subreq, &aio_state);
-		break;
-	case VFS_RTIO_AIO_PWRITE:
-		ret = SMB_VFS_PWRITE_RECV(subreq, &aio_state);
-		break;
-	case VFS_RTIO_AIO_FSYNC:
-		ret = SMB_VFS_FSYNC_RECV(subreq, &aio_state);
-		break;
-	}
 	TALLOC_FREE(subreq);
 	if (a->write_local) {
 		a->write_local = false;
@@ -462,7 +401,7 @@ static void vfs_rtio_aio_local_done(struct tevent_req *subreq)
 		vfs_rtio_aio_notify(a);
 		return;
 	}
-	if (a->op == VFS_RTIO_AIO_PWRITE && a->ext != NULL) {
+	if (a->op == VFS_RTIO_OP_PWRITE && a->ext != NULL) {
 		/* even a failed write may have changed some bytes */
 		vfs_rtio_fsp_invalidate(a->handle, a->fsp, a->ext, a->offset, a->n);
 	}
@@ -470,7 +409,7 @@ static void vfs_rtio_aio_local_done(struct tevent_req *subreq)
 		vfs_rtio_aio_finish(a, aio_state.error);
 		return;
 	}
-	if (a->op != VFS_RTIO_AIO_FSYNC) {
+	if (a->op != VFS_RTIO_OP_FSYNC) {
 		a->done += (size_t)ret;
 	}
 	vfs_rtio_aio_finish(a, 0);
@@ -481,16 +420,12 @@ static void vfs_rtio_aio_cleanup(struct tevent_req *req, enum tevent_req_state r
 {
 	struct vfs_rtio_aio *a = tevent_req_data(req, struct vfs_rtio_aio);
 
-	if (a->io != NULL) {
-		rtio_client_io_cancel(a->io);
-		a->io = NULL;
-	}
-	vfs_rtio_aio_unlist(a);
+	vfs_rtio_aio_cancel(a);
 }
 
 static struct tevent_req *vfs_rtio_aio_send(struct vfs_handle_struct *handle,
 					    TALLOC_CTX *mem_ctx, struct tevent_context *ev,
-					    struct files_struct *fsp, enum vfs_rtio_aio_op op,
+					    struct files_struct *fsp, enum vfs_rtio_op op,
 					    void *buf, size_t n, off_t offset)
 {
 	struct tevent_req *req;
@@ -511,8 +446,8 @@ static struct tevent_req *vfs_rtio_aio_send(struct vfs_handle_struct *handle,
 	clock_gettime_mono(&a->start_time);
 	tevent_req_set_cleanup_fn(req, vfs_rtio_aio_cleanup);
 
-	if (op != VFS_RTIO_AIO_FSYNC && !sys_valid_io_range(offset, n) &&
-	    !(op == VFS_RTIO_AIO_PWRITE && offset == VFS_PWRITE_APPEND_OFFSET)) {
+	if (op != VFS_RTIO_OP_FSYNC && !sys_valid_io_range(offset, n) &&
+	    !(op == VFS_RTIO_OP_PWRITE && offset == VFS_PWRITE_APPEND_OFFSET)) {
 		tevent_req_error(req, EINVAL);
 		return tevent_req_post(req, ev);
 	}
@@ -545,7 +480,7 @@ struct tevent_req *vfs_rtio_pread_send(struct vfs_handle_struct *handle, TALLOC_
 				       struct tevent_context *ev, struct files_struct *fsp,
 				       void *data, size_t n, off_t offset)
 {
-	return vfs_rtio_aio_send(handle, mem_ctx, ev, fsp, VFS_RTIO_AIO_PREAD, data, n, offset);
+	return vfs_rtio_aio_send(handle, mem_ctx, ev, fsp, VFS_RTIO_OP_PREAD, data, n, offset);
 }
 
 ssize_t vfs_rtio_pread_recv(struct tevent_req *req, struct vfs_aio_state *vfs_aio_state)
@@ -558,7 +493,7 @@ struct tevent_req *vfs_rtio_pwrite_send(struct vfs_handle_struct *handle, TALLOC
 					const void *data, size_t n, off_t offset)
 {
 	/* Only aiod's shared buffer and the local pwrite read from data. */
-	return vfs_rtio_aio_send(handle, mem_ctx, ev, fsp, VFS_RTIO_AIO_PWRITE,
+	return vfs_rtio_aio_send(handle, mem_ctx, ev, fsp, VFS_RTIO_OP_PWRITE,
 				 discard_const(data), n, offset);
 }
 
@@ -570,7 +505,7 @@ ssize_t vfs_rtio_pwrite_recv(struct tevent_req *req, struct vfs_aio_state *vfs_a
 struct tevent_req *vfs_rtio_fsync_send(struct vfs_handle_struct *handle, TALLOC_CTX *mem_ctx,
 				       struct tevent_context *ev, struct files_struct *fsp)
 {
-	return vfs_rtio_aio_send(handle, mem_ctx, ev, fsp, VFS_RTIO_AIO_FSYNC, NULL, 0, 0);
+	return vfs_rtio_aio_send(handle, mem_ctx, ev, fsp, VFS_RTIO_OP_FSYNC, NULL, 0, 0);
 }
 
 int vfs_rtio_fsync_recv(struct tevent_req *req, struct vfs_aio_state *vfs_aio_state)
@@ -578,117 +513,3 @@ int vfs_rtio_fsync_recv(struct tevent_req *req, struct vfs_aio_state *vfs_aio_st
 	return vfs_rtio_aio_recv(req, vfs_aio_state) == -1 ? -1 : 0;
 }
 
-/* ---- synchronous: smbd blocks anyway, so the library's sync wait is fine ---- */
-
-/*
- * Sync counterpart of vfs_rtio_aio_failover(): finish locally from done
- * bytes on, or (rtio:fallback = no) report aiod's answer.
- */
-static ssize_t vfs_rtio_sync_failover(struct vfs_handle_struct *handle, struct files_struct *fsp,
-				      struct vfs_rtio_fsp *ext, bool write, uint8_t *buf,
-				      size_t n, off_t offset, size_t done, int err)
-{
-	ssize_t ret;
-	int saved_errno;
-
-	if (!vfs_rtio_fallback(handle)) {
-		if (err == 0) {
-			return (ssize_t)done;
-		}
-		errno = vfs_rtio_lost_session(err) ? EIO : -err;
-		return -1;
-	}
-	if (!write) {
-		ret = SMB_VFS_NEXT_PREAD(handle, fsp, buf + done, n - done, offset + (off_t)done);
-		return ret == -1 ? -1 : (ssize_t)done + ret;
-	}
-	ret = SMB_VFS_NEXT_PWRITE(handle, fsp, buf + done, n - done, offset + (off_t)done);
-	saved_errno = errno;
-	vfs_rtio_fsp_invalidate(handle, fsp, ext, offset + (off_t)done, n - done);
-	errno = saved_errno;
-	return ret == -1 ? -1 : (ssize_t)done + ret;
-}
-
-ssize_t vfs_rtio_pread(struct vfs_handle_struct *handle, struct files_struct *fsp,
-		       void *data, size_t n, off_t offset)
-{
-	struct vfs_rtio_fsp *ext = NULL;
-	struct rtio_client *client = vfs_rtio_fsp_client(handle, fsp, &ext);
-	ssize_t ret;
-
-	if (ext == NULL) {
-		return SMB_VFS_NEXT_PREAD(handle, fsp, data, n, offset);
-	}
-	if (client == NULL) {
-		return vfs_rtio_sync_failover(handle, fsp, ext, false, data, n, offset, 0,
-					      -ENOTCONN);
-	}
-	vfs_rtio_session_enter(ext->session);
-	ret = rtio_client_pread(client, ext->file_id, data, n, offset);
-	vfs_rtio_session_failed(ext->session, (int)ret);
-	vfs_rtio_session_leave(ext->session);
-	if (ret < 0) {
-		return vfs_rtio_sync_failover(handle, fsp, ext, false, data, n, offset, 0,
-					      (int)ret);
-	}
-	if ((size_t)ret >= n) {
-		return ret;
-	}
-	return vfs_rtio_sync_failover(handle, fsp, ext, false, data, n, offset, (size_t)ret, 0);
-}
-
-ssize_t vfs_rtio_pwrite(struct vfs_handle_struct *handle, struct files_struct *fsp,
-			const void *data, size_t n, off_t offset)
-{
-	struct vfs_rtio_fsp *ext = NULL;
-	struct rtio_client *client = NULL;
-	ssize_t ret;
-
-	if (offset == VFS_PWRITE_APPEND_OFFSET || fsp->fsp_flags.posix_append) {
-		ext = VFS_FETCH_FSP_EXTENSION(handle, fsp);
-		ret = SMB_VFS_NEXT_PWRITE(handle, fsp, data, n, offset);
-		if (ext != NULL) {
-			int saved_errno = errno;
-			vfs_rtio_fsp_invalidate(handle, fsp, ext, 0, 0);	/* where it appended is unknown */
-			errno = saved_errno;
-		}
-		return ret;
-	}
-	client = vfs_rtio_fsp_client(handle, fsp, &ext);
-	if (ext == NULL) {
-		return SMB_VFS_NEXT_PWRITE(handle, fsp, data, n, offset);
-	}
-	if (client == NULL) {
-		return vfs_rtio_sync_failover(handle, fsp, ext, true, discard_const(data), n,
-					      offset, 0, -ENOTCONN);
-	}
-	if (vfs_rtio_writes_locally(handle, client)) {
-		/* As the async path: smbd writes, then aiod's cache is told (WROTE). */
-		int saved_errno, wrote;
-
-		ret = SMB_VFS_NEXT_PWRITE(handle, fsp, data, n, offset);
-		saved_errno = errno;
-		vfs_rtio_session_enter(ext->session);
-		wrote = rtio_client_wrote(client, ext->file_id, ret >= 0 ? (size_t)ret : n, offset);
-		vfs_rtio_session_failed(ext->session, wrote);
-		vfs_rtio_session_leave(ext->session);
-		if (wrote < 0) {
-			vfs_rtio_fsp_invalidate(handle, fsp, ext, offset, n);
-		}
-		errno = saved_errno;
-		return ret;
-	}
-	vfs_rtio_session_enter(ext->session);
-	ret = rtio_client_pwrite(client, ext->file_id, data, n, offset);
-	vfs_rtio_session_failed(ext->session, (int)ret);
-	vfs_rtio_session_leave(ext->session);
-	if (ret < 0) {
-		return vfs_rtio_sync_failover(handle, fsp, ext, true, discard_const(data), n,
-					      offset, 0, (int)ret);
-	}
-	if ((size_t)ret >= n) {
-		return ret;
-	}
-	return vfs_rtio_sync_failover(handle, fsp, ext, true, discard_const(data), n, offset,
-				      (size_t)ret, 0);
-}

@@ -1,0 +1,228 @@
+/*
+ * vfs_rtio: changes to files that aiod's cache must hear of.
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * smbd's own stack makes these changes, as it would without rtio; aiod
+ * serves reads from its cache, so it is told afterwards which blocks no
+ * longer hold the file's bytes: a new size, a punched hole, a copy into the
+ * file past aiod, or a file removed (its inode number may come back with
+ * another file).
+ */
+
+#include "includes.h"
+#include "smbd/smbd.h"
+#include "lib/util/tevent_ntstatus.h"
+
+#include "vfs_rtio.h"
+#include "vfs_rtio_coherence.h"
+#include "vfs_rtio_config.h"
+#include "vfs_rtio_fsp.h"
+#include "vfs_rtio_session.h"
+
+#undef DBGC_CLASS
+#define DBGC_CLASS DBGC_VFS
+
+/*
+ * smbd's own stack changes the size, as it decides (strict allocate, sparse
+ * files, vfs_default's fallback for filesystems that cannot extend); aiod
+ * only has to make its cache agree: its FTRUNCATE trims the cached blocks
+ * of the file to the new length, in order with its own I/O.
+ *
+ * The size has changed before aiod hears of it, so rtio:fallback = no makes
+ * no difference here: a failed trim just drops the whole file from aiod's
+ * cache, now or at its next registration.
+ */
+struct vfs_rtio_ftruncate_call {
+	uint64_t file_id;
+	off_t len;
+};
+
+static ssize_t vfs_rtio_ftruncate_call(struct rtio_client *client, void *private_data)
+{
+	const struct vfs_rtio_ftruncate_call *c = private_data;
+
+	return rtio_client_ftruncate(client, c->file_id, (uint64_t)c->len);
+}
+
+int vfs_rtio_ftruncate(struct vfs_handle_struct *handle, struct files_struct *fsp, off_t len)
+{
+	struct vfs_rtio_fsp *ext = NULL;
+	struct rtio_client *client;
+	int ret = SMB_VFS_NEXT_FTRUNCATE(handle, fsp, len);
+	int saved_errno = errno;
+	ssize_t trimmed = -EIO;
+
+	client = vfs_rtio_fsp_client(handle, fsp, &ext);
+	if (ext == NULL) {
+		errno = saved_errno;
+		return ret;
+	}
+	if (client != NULL && ret == 0) {
+		struct vfs_rtio_ftruncate_call c = { .file_id = ext->file_id, .len = len };
+
+		trimmed = vfs_rtio_session_call(ext->session, vfs_rtio_ftruncate_call, &c);
+	}
+	if (trimmed != 0) {
+		/* a failed truncate may still have changed the file */
+		DBG_DEBUG("rtio: FTRUNCATE of %s to %jd: %s\n", fsp_str_dbg(fsp), (intmax_t)len,
+			  client == NULL ? "not registered" : strerror((int)-trimmed));
+		vfs_rtio_fsp_invalidate(handle, fsp, ext, 0, 0);
+	}
+	errno = saved_errno;
+	return ret;
+}
+
+int vfs_rtio_fallocate(struct vfs_handle_struct *handle, struct files_struct *fsp,
+		       uint32_t mode, off_t offset, off_t len)
+{
+	int ret = SMB_VFS_NEXT_FALLOCATE(handle, fsp, mode, offset, len);
+	int saved_errno = errno;
+
+	/*
+	 * Allocating with KEEP_SIZE changes no byte a reader sees. Punching a
+	 * hole (FSCTL_SET_ZERO_DATA) or extending the file does, behind aiod's
+	 * back, even when it failed half way.
+	 */
+	if (mode != VFS_FALLOCATE_FL_KEEP_SIZE) {
+		vfs_rtio_fsp_invalidate(handle, fsp, NULL, offset, (size_t)len);
+	}
+	errno = saved_errno;
+	return ret;
+}
+
+/* A file is gone: aiod must not serve its blocks to a later file with the same inode number. */
+static void vfs_rtio_forget(struct vfs_handle_struct *handle, const SMB_STRUCT_STAT *st)
+{
+	struct vfs_rtio_config *config = NULL;
+
+	SMB_VFS_HANDLE_GET_DATA(handle, config, struct vfs_rtio_config, return);
+	vfs_rtio_session_forget(config->session, (uint64_t)st->st_ex_dev,
+				(uint64_t)st->st_ex_ino);
+}
+
+/* Only the last name of a regular file takes its inode with it. */
+static bool vfs_rtio_last_link(const SMB_STRUCT_STAT *st)
+{
+	return S_ISREG(st->st_ex_mode) && st->st_ex_nlink == 1;
+}
+
+int vfs_rtio_unlinkat(struct vfs_handle_struct *handle, struct files_struct *dirfsp,
+		      const struct smb_filename *smb_fname, int flags)
+{
+	SMB_STRUCT_STAT st;
+	bool forget = false;
+	int ret;
+
+	if (!(flags & AT_REMOVEDIR) && !is_named_stream(smb_fname)) {
+		ret = SMB_VFS_NEXT_FSTATAT(handle, dirfsp, smb_fname, &st, AT_SYMLINK_NOFOLLOW);
+		forget = ret == 0 && vfs_rtio_last_link(&st);
+	}
+	ret = SMB_VFS_NEXT_UNLINKAT(handle, dirfsp, smb_fname, flags);
+	if (ret == 0 && forget) {
+		vfs_rtio_forget(handle, &st);
+	}
+	return ret;
+}
+
+int vfs_rtio_renameat(struct vfs_handle_struct *handle, struct files_struct *srcdir_fsp,
+		      const struct smb_filename *smb_fname_src, struct files_struct *dstdir_fsp,
+		      const struct smb_filename *smb_fname_dst, const struct vfs_rename_how *how)
+{
+	SMB_STRUCT_STAT src_st, dst_st;
+	bool forget = false;
+	int ret;
+
+	if (!is_named_stream(smb_fname_src) && !is_named_stream(smb_fname_dst) &&
+	    SMB_VFS_NEXT_FSTATAT(handle, dstdir_fsp, smb_fname_dst, &dst_st,
+				 AT_SYMLINK_NOFOLLOW) == 0 &&
+	    vfs_rtio_last_link(&dst_st) &&
+	    SMB_VFS_NEXT_FSTATAT(handle, srcdir_fsp, smb_fname_src, &src_st,
+				 AT_SYMLINK_NOFOLLOW) == 0) {
+		/* renaming a file onto one of its own names replaces nothing */
+		forget = src_st.st_ex_dev != dst_st.st_ex_dev ||
+			 src_st.st_ex_ino != dst_st.st_ex_ino;
+	}
+	ret = SMB_VFS_NEXT_RENAMEAT(handle, srcdir_fsp, smb_fname_src, dstdir_fsp,
+				    smb_fname_dst, how);
+	if (ret == 0 && forget) {
+		vfs_rtio_forget(handle, &dst_st);
+	}
+	return ret;
+}
+
+
+/*
+ * Server-side copy (FSCTL_SRV_COPYCHUNK, FSCTL_DUP_EXTENTS_TO_FILE):
+ * vfs_default copies with copy_file_range() or a reflink straight between
+ * the two descriptors, past aiod. The destination's cached blocks are stale
+ * once it is done, before the client hears the copy finished.
+ */
+struct vfs_rtio_offload_write_state {
+	struct vfs_handle_struct *handle;
+	struct files_struct *dest_fsp;
+	off_t copied;
+};
+
+static void vfs_rtio_offload_write_done(struct tevent_req *subreq);
+
+struct tevent_req *vfs_rtio_offload_write_send(struct vfs_handle_struct *handle,
+					       TALLOC_CTX *mem_ctx, struct tevent_context *ev,
+					       uint32_t fsctl, DATA_BLOB *token,
+					       off_t transfer_offset, struct files_struct *dest_fsp,
+					       off_t dest_off, off_t to_copy)
+{
+	struct tevent_req *req, *subreq;
+	struct vfs_rtio_offload_write_state *state;
+
+	req = tevent_req_create(mem_ctx, &state, struct vfs_rtio_offload_write_state);
+	if (req == NULL) {
+		return NULL;
+	}
+	state->handle = handle;
+	state->dest_fsp = dest_fsp;
+
+	subreq = SMB_VFS_NEXT_OFFLOAD_WRITE_SEND(handle, state, ev, fsctl, token,
+						 transfer_offset, dest_fsp, dest_off, to_copy);
+	if (tevent_req_nomem(subreq, req)) {
+		return tevent_req_post(req, ev);
+	}
+	tevent_req_set_callback(subreq, vfs_rtio_offload_write_done, req);
+	return req;
+}
+
+static void vfs_rtio_offload_write_done(struct tevent_req *subreq)
+{
+	struct tevent_req *req = tevent_req_callback_data(subreq, struct tevent_req);
+	struct vfs_rtio_offload_write_state *state =
+		tevent_req_data(req, struct vfs_rtio_offload_write_state);
+	NTSTATUS status;
+
+	status = SMB_VFS_NEXT_OFFLOAD_WRITE_RECV(state->handle, subreq, &state->copied);
+	TALLOC_FREE(subreq);
+	if (state->copied > 0 || !NT_STATUS_IS_OK(status)) {
+		vfs_rtio_fsp_invalidate(state->handle, state->dest_fsp, NULL, 0, 0);
+	}
+	if (tevent_req_nterror(req, status)) {
+		return;
+	}
+	tevent_req_done(req);
+}
+
+NTSTATUS vfs_rtio_offload_write_recv(struct vfs_handle_struct *handle, struct tevent_req *req,
+				     off_t *copied)
+{
+	struct vfs_rtio_offload_write_state *state =
+		tevent_req_data(req, struct vfs_rtio_offload_write_state);
+	NTSTATUS status;
+
+	*copied = state->copied;
+	if (tevent_req_is_nterror(req, &status)) {
+		tevent_req_received(req);
+		return status;
+	}
+	tevent_req_received(req);
+	return NT_STATUS_OK;
+}
+

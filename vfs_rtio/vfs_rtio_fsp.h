@@ -1,0 +1,50 @@
+/*
+ * vfs_rtio: registration of open files with aiod (vfs_rtio_fsp.c).
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef VFS_RTIO_FSP_H
+#define VFS_RTIO_FSP_H
+
+#include "vfs_rtio_session.h"
+
+/* Per open file (fsp extension) of an eligible regular file. */
+struct vfs_rtio_fsp {
+	struct vfs_rtio_session *session;
+	int fd;			/* the descriptor aiod was given */
+	uint64_t dev;
+	uint64_t ino;
+	uint64_t file_id;
+	uint64_t generation;	/* session generation of file_id; 0: not registered */
+	uint64_t tried_generation;	/* registration failed in this generation: stay local */
+	bool writable;
+	bool wrote_locally;	/* written behind aiod's back since registration */
+};
+
+/*
+ * After a successful open: register eligible regular files. 0, or -ENOBUFS
+ * when aiod's admission control refused the stream: the open must fail.
+ */
+int vfs_rtio_fsp_open(struct vfs_handle_struct *handle, struct files_struct *fsp,
+		      const struct vfs_open_how *how, int fd);
+/* Before close: unregister, unless fsp's current descriptor is not the registered one. */
+void vfs_rtio_fsp_close(struct vfs_handle_struct *handle, struct files_struct *fsp);
+/*
+ * The client to use for fsp, registering it again if it was registered in an
+ * older session; NULL means local I/O. *pext is the fsp's extension (NULL:
+ * not an rtio file at all).
+ */
+struct rtio_client *vfs_rtio_fsp_client(struct vfs_handle_struct *handle,
+					 struct files_struct *fsp,
+					 struct vfs_rtio_fsp **pext);
+/*
+ * The file changed behind aiod's back (local write in fallback, copy_file_range,
+ * punch hole, recvfile): make aiod drop its cached blocks now if the fsp is
+ * registered in the live session, else at its next registration. ext may be
+ * NULL (looked up; nothing to do for a file that is not ours).
+ */
+void vfs_rtio_fsp_invalidate(struct vfs_handle_struct *handle, struct files_struct *fsp,
+			     struct vfs_rtio_fsp *ext, off_t offset, size_t length);
+
+#endif
