@@ -171,6 +171,7 @@ struct aiod_ctx {
 	struct aiod_watch *watch;	/* watch.c */
 	struct aiod_req *blocked;	/* waiting for a free cache block, FIFO */
 	struct aiod_req *blocked_tail;
+	struct tevent_timer *blocked_timer;	/* waitq.c: armed while anything waits */
 	uint32_t mq_msg_max;		/* queue depth limit, 0 = none (CAP_SYS_RESOURCE) */
 	bool retrying_blocked;
 	uint64_t next_token_gen;

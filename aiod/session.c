@@ -21,7 +21,6 @@
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -263,81 +262,14 @@ static void session_reqq_ready(struct tevent_context *ev, struct tevent_fd *fde,
 	}
 }
 
-/*
- * Requests one session may have outstanding: the configured value, cut to what
- * the kernel lets us put in a queue (fs.mqueue.msg_max, unless aiod may
- * exceed it with CAP_SYS_RESOURCE).
- */
-uint32_t aiod_session_depth(const struct aiod_ctx *ctx)
-{
-	uint32_t d = ctx->cfg->session_inflight;
-
-	if (ctx->mq_msg_max > 0 && d > ctx->mq_msg_max) {
-		d = ctx->mq_msg_max;
-	}
-	return d;
-}
-
-/* Create the queue pair; return the client's ends in fds[0..1]. */
+/* Create the queue pair (queues.c); return the client's ends in fds[0..1]. */
 static int session_make_queues(struct aiod_session *s, int fds[2])
 {
-	uint32_t depth = aiod_session_depth(s->ctx);
-	/* Room for the READ1s that follow replies; a full queue only makes the client wait. */
-	uint32_t req_depth = depth + 4;
-	struct mq_attr req_attr, rep_attr;
-	char req_name[64], rep_name[64];
-	uint64_t rnd = 0;
-	int ret = 0;
+	const char *step = NULL;
+	int ret = aiod_queues_create(s->ctx, s->id, &s->reqq, &s->repq, fds, &step);
 
-	if (s->ctx->mq_msg_max > 0 && req_depth > s->ctx->mq_msg_max) {
-		req_depth = s->ctx->mq_msg_max;
-	}
-	memset(&req_attr, 0, sizeof(req_attr));
-	memset(&rep_attr, 0, sizeof(rep_attr));
-	req_attr.mq_maxmsg = req_depth;
-	req_attr.mq_msgsize = RTIO_MQ_MSGSIZE;
-	rep_attr.mq_maxmsg = depth;
-	rep_attr.mq_msgsize = RTIO_MQ_MSGSIZE;
-
-	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd)) {
-		rnd = aiod_now_ns();
-	}
-	snprintf(req_name, sizeof(req_name), "/rtio.%d.%u.%016llx.req", (int)getpid(), s->id,
-		 (unsigned long long)rnd);
-	snprintf(rep_name, sizeof(rep_name), "/rtio.%d.%u.%016llx.rep", (int)getpid(), s->id,
-		 (unsigned long long)rnd);
-	fds[0] = fds[1] = -1;
-	s->reqq = mq_open(req_name, O_CREAT | O_EXCL | O_RDONLY | O_NONBLOCK, 0600, &req_attr);
-	if (s->reqq == (mqd_t)-1) {
-		ret = -errno;
-		SESS_WARN_RL(&s->ctx->resource_log, s, "creating request queue: %s", strerror(errno));
-		return ret;
-	}
-	s->repq = mq_open(rep_name, O_CREAT | O_EXCL | O_WRONLY | O_NONBLOCK, 0600, &rep_attr);
-	if (s->repq == (mqd_t)-1) {
-		ret = -errno;
-		SESS_WARN_RL(&s->ctx->resource_log, s, "creating reply queue: %s", strerror(errno));
-		goto out;
-	}
-	fds[0] = mq_open(req_name, O_WRONLY);
-	fds[1] = mq_open(rep_name, O_RDONLY | O_NONBLOCK);
-	if (fds[0] < 0 || fds[1] < 0) {
-		ret = -errno;
-		SESS_WARN_RL(&s->ctx->resource_log, s, "opening client ends of the queues: %s",
-			     strerror(errno));
-	}
-out:
-	/* Names go right away: only descriptors passed over the socket reach the queues. */
-	(void)mq_unlink(req_name);
-	(void)mq_unlink(rep_name);
 	if (ret != 0) {
-		if (fds[0] >= 0) {
-			close(fds[0]);
-		}
-		if (fds[1] >= 0) {
-			close(fds[1]);
-		}
-		fds[0] = fds[1] = -1;
+		SESS_WARN_RL(&s->ctx->resource_log, s, "%s: %s", step, strerror(-ret));
 	}
 	return ret;
 }

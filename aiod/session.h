@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <mqueue.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -70,7 +71,10 @@ bool aiod_session_dying(const struct aiod_session *s);
 bool aiod_session_client_exited(const struct aiod_session *s);
 int aiod_session_sock(const struct aiod_session *s);
 struct aiod_session *aiod_session_next(struct aiod_session *s);
-/* Requests one session may have outstanding (session_inflight, cut to the queue limit). */
+/* queues.c: requests one session may have outstanding (session_inflight, cut to the queue limit). */
 uint32_t aiod_session_depth(const struct aiod_ctx *ctx);
+/* The session's queue pair, the client's ends in fds; -errno and the failed step. */
+int aiod_queues_create(const struct aiod_ctx *ctx, uint32_t id, mqd_t *reqq, mqd_t *repq,
+		       int fds[2], const char **step);
 
 #endif

@@ -11,6 +11,15 @@ trap 'rm -f "$log" "$log.int"' EXIT
 status=0
 BUILD=$BUILD "$here/unit/run.sh" ${UNIT_TESTS:?set by the Makefile} 2>&1 | tee -a "$log"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+# Calls go down (scripts/layers.txt): the tree, and the check's own self-test.
+layers_ok=0
+"$here/../scripts/layers.py" && layers_ok=$((layers_ok + 1))
+if selftest=$("$here/../scripts/layers.py" --self-test); then
+	layers_ok=$((layers_ok + 1))
+fi
+echo "$selftest" | tail -n 1
+echo "layers: $layers_ok passed, $((2 - layers_ok)) failed" | tee -a "$log"
+[ "$layers_ok" -eq 2 ] || status=1
 BUILD=$BUILD "$here/integration/run.sh" 2>&1 | tee "$log.int"
 [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 # The integration runner closes with "N passed, M failed".
@@ -18,7 +27,7 @@ sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/integration: \1 passed, \2 fai
 	tail -n 1 >> "$log"
 
 # Sum the per-suite closing lines.
-read -r p f < <(sed -n 's/^\(unit\|integration\): \([0-9]*\) passed, \([0-9]*\) failed.*/\2 \3/p' "$log" |
+read -r p f < <(sed -n 's/^\(unit\|layers\|integration\): \([0-9]*\) passed, \([0-9]*\) failed.*/\2 \3/p' "$log" |
 	awk '{p += $1; f += $2} END {print p + 0, f + 0}')
 if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then
 	f=1	# a suite failed without counting it (crash, missing binary)

@@ -1,0 +1,107 @@
+/*
+ * The request layer's shared parts (private to request.c, waitq.c, read.c,
+ * readahead.c and write.c): a data request from a message queue, and what
+ * the files of the layer call of each other.
+ *
+ *   request.c    a request's life: dispatch by opcode, pins, replies, end
+ *   waitq.c      requests waiting for free cache blocks; the pin quota
+ *   read.c       READ0: hits, misses, loads from the disk
+ *   readahead.c  what a sequential or stream reader will need next
+ *   write.c      WRITE0/WRITE1, WROTE, write-back aggregation, FSYNC
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef AIOD_DATAPLANE_H
+#define AIOD_DATAPLANE_H
+
+#include "aiod.h"
+#include "peer.h"
+#include "rtio_shm.h"
+
+struct aiod_req {
+	struct aiod_req *rprev, *rnext;	/* the peer's requests in flight */
+	struct aiod_req *bnext;		/* ctx->blocked */
+	struct aiod_ctx *ctx;
+	struct aiod_peer *p;		/* NULL once its session went away */
+	uint16_t opcode;
+	uint64_t req_id;
+	struct aiod_open *open;		/* busy while the request lives */
+	uint64_t off;
+	uint32_t len;
+	uint64_t end;			/* READ0: min(off + len, size) */
+	uint32_t nblocks;
+	struct aiod_block *blocks[RTIO_MAX_SEGS];
+	struct aiod_block_waiter waiters[RTIO_MAX_SEGS];
+	uint32_t seg_done[RTIO_MAX_SEGS];	/* WRITE1: bytes written per block */
+	uint32_t pending;		/* block loads / writes outstanding */
+	int error;
+	bool waited_for_disk;
+	bool playing;			/* READ0: the stream was past its start-up when it came */
+	bool blocked;
+	uint64_t blocked_since_ns;
+};
+
+/*
+ * One disk read of a run of contiguous file blocks: one vectored request, so
+ * a large read-ahead reaches the device as one large request (one seek on a
+ * disk) rather than many block-sized ones.
+ */
+struct aiod_load {
+	struct aiod_ctx *ctx;
+	struct aiod_open *open;
+	uint32_t n;
+	struct aiod_block *b[RTIO_MAX_SEGS];
+};
+
+/* Per write of one staging block. */
+struct aiod_wseg {
+	struct aiod_req *r;
+	uint32_t i;
+};
+
+/* Where block b lies in the shared region, as clients address it. */
+static inline uint64_t aiod_block_shm_off(const struct aiod_ctx *ctx, const struct aiod_block *b)
+{
+	return RTIO_SHM_DATA_OFF + (uint64_t)b->idx * ctx->cache->block_size;
+}
+
+/* request.c */
+/* r pins b on behalf of its peer. */
+void aiod_req_take(struct aiod_req *r, struct aiod_block *b);
+void aiod_req_unpin(struct aiod_req *r);
+/* A reply with only a result (s may be NULL: nobody to answer). */
+void aiod_reply_simple(struct aiod_ctx *ctx, struct aiod_session *s, uint16_t opcode,
+		       uint64_t req_id, int result);
+/* Done with r: answer (unless orphaned) and free it. */
+void aiod_req_end(struct aiod_req *r, int result);
+
+/* waitq.c */
+/* Blocks r pins at most: those its range spans (a read), or its staging blocks (a write). */
+uint32_t aiod_req_span(const struct aiod_req *r);
+/* Whether r would take its peer past its share of the cache. */
+bool aiod_req_over_quota(const struct aiod_req *r);
+/* r waits for free blocks (FIFO, pin_wait_ms at most). */
+void aiod_req_block(struct aiod_req *r);
+void aiod_waitq_remove(struct aiod_ctx *ctx, struct aiod_req *r);
+
+/* read.c: both start functions return true when r had to wait for free blocks (waitq.c). */
+bool aiod_read0_start(struct aiod_req *r);
+/* One disk read of the n contiguous LOADING blocks b of o's file. */
+int aiod_load_submit(struct aiod_ctx *ctx, struct aiod_open *o, struct aiod_block **b, uint32_t n,
+		     uint64_t deadline_ns);
+
+/* readahead.c */
+void aiod_readahead(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t last, uint64_t size,
+		    uint32_t want);
+
+/* write.c */
+bool aiod_write0_start(struct aiod_req *r);
+void aiod_write1_start(struct aiod_req *r, struct aiod_lease *l);
+/* The peer went away: WRITE1 segments still waiting for the device are taken back. */
+void aiod_write1_cancel(struct aiod_req *r);
+void aiod_wrote_handle(struct aiod_ctx *ctx, struct aiod_session *s, struct aiod_open *o,
+		       const struct rtio_io_req *m);
+void aiod_fsync_done(void *private_data, int result);
+
+#endif

@@ -1,0 +1,99 @@
+/*
+ * A session's pair of POSIX message queues: requests in, replies out. Their
+ * depth is the session's request slots (session_inflight, cut to what the
+ * kernel allows without CAP_SYS_RESOURCE); their names are random and go at
+ * once, so only the descriptors passed over the control socket reach them.
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <mqueue.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "aiod.h"
+
+/*
+ * Requests one session may have outstanding: the configured value, cut to what
+ * the kernel lets us put in a queue (fs.mqueue.msg_max, unless aiod may
+ * exceed it with CAP_SYS_RESOURCE).
+ */
+uint32_t aiod_session_depth(const struct aiod_ctx *ctx)
+{
+	uint32_t d = ctx->cfg->session_inflight;
+
+	if (ctx->mq_msg_max > 0 && d > ctx->mq_msg_max) {
+		d = ctx->mq_msg_max;
+	}
+	return d;
+}
+
+static void close_fds(int fds[2])
+{
+	for (int i = 0; i < 2; i++) {
+		if (fds[i] >= 0) {
+			close(fds[i]);
+		}
+		fds[i] = -1;
+	}
+}
+
+int aiod_queues_create(const struct aiod_ctx *ctx, uint32_t id, mqd_t *reqq, mqd_t *repq,
+		       int fds[2], const char **step)
+{
+	uint32_t depth = aiod_session_depth(ctx);
+	/* Room for the READ1s that follow replies; a full queue only makes the client wait. */
+	uint32_t req_depth = depth + 4;
+	struct mq_attr req_attr, rep_attr;
+	char req_name[64], rep_name[64];
+	uint64_t rnd = 0;
+	int ret = 0;
+
+	if (ctx->mq_msg_max > 0 && req_depth > ctx->mq_msg_max) {
+		req_depth = ctx->mq_msg_max;
+	}
+	memset(&req_attr, 0, sizeof(req_attr));
+	memset(&rep_attr, 0, sizeof(rep_attr));
+	req_attr.mq_maxmsg = req_depth;
+	req_attr.mq_msgsize = RTIO_MQ_MSGSIZE;
+	rep_attr.mq_maxmsg = depth;
+	rep_attr.mq_msgsize = RTIO_MQ_MSGSIZE;
+
+	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd)) {
+		rnd = aiod_now_ns();
+	}
+	snprintf(req_name, sizeof(req_name), "/rtio.%d.%u.%016llx.req", (int)getpid(), id,
+		 (unsigned long long)rnd);
+	snprintf(rep_name, sizeof(rep_name), "/rtio.%d.%u.%016llx.rep", (int)getpid(), id,
+		 (unsigned long long)rnd);
+	fds[0] = fds[1] = -1;
+	*reqq = mq_open(req_name, O_CREAT | O_EXCL | O_RDONLY | O_NONBLOCK, 0600, &req_attr);
+	if (*reqq == (mqd_t)-1) {
+		*step = "creating request queue";
+		return -errno;
+	}
+	*repq = mq_open(rep_name, O_CREAT | O_EXCL | O_WRONLY | O_NONBLOCK, 0600, &rep_attr);
+	if (*repq == (mqd_t)-1) {
+		*step = "creating reply queue";
+		ret = -errno;
+		goto out;
+	}
+	fds[0] = mq_open(req_name, O_WRONLY);
+	fds[1] = mq_open(rep_name, O_RDONLY | O_NONBLOCK);
+	if (fds[0] < 0 || fds[1] < 0) {
+		*step = "opening client ends of the queues";
+		ret = -errno;
+	}
+out:
+	/* Names go right away: only descriptors passed over the socket reach the queues. */
+	(void)mq_unlink(req_name);
+	(void)mq_unlink(rep_name);
+	if (ret != 0) {
+		close_fds(fds);
+	}
+	return ret;
+}

@@ -1,0 +1,311 @@
+/*
+ * READ0: pin the cache blocks covering the range and answer with where they
+ * are in the shared region. A hit answers right here, without the engine
+ * (paper 3.1.3.2.2); a miss starts one disk read per run of missing blocks,
+ * and a second reader of a block that is already loading just waits for it
+ * (one disk read for both). READ1 (request.c) unpins.
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "dataplane.h"
+#include "log.h"
+
+/* ---- READ0 ---- */
+
+static void load_done(void *private_data, int result)
+{
+	struct aiod_load *ld = private_data;
+	struct aiod_ctx *ctx = ld->ctx;
+	uint32_t bs = ctx->cache->block_size;
+
+	ctx->st.disk_reads++;
+	for (uint32_t i = 0; i < ld->n; i++) {
+		int r = result;
+
+		if (result >= 0) {
+			/* Bytes of this block within what was read: a short read ended at EOF. */
+			uint64_t start = (uint64_t)i * bs;
+			r = (uint64_t)result <= start ? 0 :
+			    (int)((uint64_t)result - start < bs ? (uint64_t)result - start : bs);
+		}
+		aiod_cache_load_done(ctx->cache, ld->b[i], r);
+		aiod_cache_unref(ctx->cache, ld->b[i]);
+	}
+	aiod_open_idle(ctx, ld->open);
+	talloc_free(ld);
+	aiod_data_retry_blocked(ctx);
+}
+
+/*
+ * Read n contiguous file blocks (LOADING, hashed, one reference each for the
+ * load) with one request. On failure the blocks are failed (their waiters run)
+ * and released.
+ */
+int aiod_load_submit(struct aiod_ctx *ctx, struct aiod_open *o, struct aiod_block **b,
+		       uint32_t n, uint64_t deadline_ns)
+{
+	struct aiod_load *ld = talloc(ctx, struct aiod_load);
+	uint32_t idx[RTIO_MAX_SEGS];
+	int ret = -ENOMEM;
+
+	if (ld != NULL) {
+		ld->ctx = ctx;
+		ld->open = o;
+		ld->n = n;
+		for (uint32_t i = 0; i < n; i++) {
+			ld->b[i] = b[i];
+			idx[i] = b[i]->idx;
+		}
+		aiod_open_busy(o);
+		ret = aiod_engine_readv(ctx->engine, o->direct_fd >= 0 ? o->direct_fd : o->fd, idx,
+					n, b[0]->blkno * ctx->cache->block_size, deadline_ns,
+					load_done, ld);
+		if (ret == 0) {
+			return 0;
+		}
+		aiod_open_idle(ctx, o);
+		talloc_free(ld);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		aiod_cache_load_done(ctx->cache, b[i], ret);
+		aiod_cache_unref(ctx->cache, b[i]);
+	}
+	return ret;
+}
+
+static void read0_finish(struct aiod_req *r)
+{
+	struct aiod_ctx *ctx = r->ctx;
+	uint32_t bs = ctx->cache->block_size;
+	struct rtio_io_rep rep;
+	struct aiod_lease *l;
+	uint64_t pos = r->off;
+
+	if (r->p == NULL) {
+		aiod_req_end(r, -ENOTCONN);
+		return;
+	}
+	if (r->error != 0) {
+		aiod_req_end(r, r->error);
+		return;
+	}
+	memset(&rep, 0, sizeof(rep));
+	for (uint32_t i = 0; i < r->nblocks && pos < r->end; i++) {
+		struct aiod_block *b = r->blocks[i];
+		uint32_t in_blk = (uint32_t)(pos % bs);
+		uint64_t want = r->end - pos;
+		uint32_t avail = b->valid > in_blk ? b->valid - in_blk : 0;
+
+		if (want > bs - in_blk) {
+			want = bs - in_blk;
+		}
+		if (avail > want) {
+			avail = (uint32_t)want;
+		}
+		if (avail == 0) {
+			break;	/* the file shrank under us: a short read */
+		}
+		rep.seg[rep.nseg].shm_off = aiod_block_shm_off(ctx, b) + in_blk;
+		rep.seg[rep.nseg].len = avail;
+		rep.nseg++;
+		pos += avail;
+		if (avail < want) {
+			break;
+		}
+	}
+	l = aiod_lease_new(r->p);
+	if (l == NULL) {
+		aiod_req_end(r, -EBUSY);	/* more READ0s without READ1 than allowed */
+		return;
+	}
+	/* The lease takes over the pins and the open's busy count. */
+	l->open = r->open;
+	r->open = NULL;
+	l->off = r->off;
+	l->len = (uint32_t)(pos - r->off);
+	l->nblocks = r->nblocks;
+	memcpy(l->blocks, r->blocks, sizeof(l->blocks[0]) * r->nblocks);
+	r->nblocks = 0;
+	rtio_hdr_init(&rep.hdr, RTIO_OP_READ0, sizeof(rep), r->req_id);
+	rep.hdr.flags = RTIO_F_REPLY;
+	rep.hdr.result = (int32_t)(pos - r->off);
+	rep.token = l->token;
+	ctx->st.bytes_read += pos - r->off;
+	l->open->file->bytes_read += pos - r->off;
+	if (r->waited_for_disk && r->playing && l->open->rate_bps > 0) {
+		/* A playing stream's read found its data not yet in the cache: it is late. */
+		ctx->st.deadline_misses++;
+		l->open->file->deadline_misses++;
+	}
+	(void)aiod_session_reply(r->p->s, &rep, sizeof(rep));
+	talloc_free(r);
+}
+
+static void read_block_ready(void *private_data, struct aiod_block *b)
+{
+	struct aiod_req *r = private_data;
+
+	if (b->error != 0 && r->error == 0) {
+		r->error = b->error;
+	}
+	if (--r->pending == 0) {
+		read0_finish(r);
+	}
+}
+
+static void wait_for(struct aiod_req *r, uint32_t i, struct aiod_block *b)
+{
+	r->waiters[i].fn = read_block_ready;
+	r->waiters[i].private_data = r;
+	r->waiters[i].next = b->waiters;
+	b->waiters = &r->waiters[i];
+	r->pending++;
+	r->waited_for_disk = true;
+}
+
+/* Blocks per read-ahead request: [readahead] io_size, at most one reply's worth. */
+static bool read0_hit(struct aiod_req *r)
+{
+	struct aiod_ctx *ctx = r->ctx;
+	struct aiod_cache *c = ctx->cache;
+	struct aiod_open *o = r->open;
+	uint32_t bs = c->block_size;
+	uint64_t end = r->off + r->len;
+	uint64_t first = r->off / bs, last;
+	struct aiod_block *b[RTIO_MAX_SEGS];
+
+	if (r->len == 0 || aiod_req_over_quota(r)) {
+		return false;
+	}
+	last = (end - 1) / bs;
+	for (uint64_t blk = first; blk <= last; blk++) {
+		uint64_t need_end = (blk == last ? end : (blk + 1) * bs) - blk * bs;
+
+		b[blk - first] = aiod_cache_find(c, o->file->dev, o->file->ino, blk);
+		if (b[blk - first] == NULL || b[blk - first]->state != AIOD_BLK_VALID) {
+			return false;
+		}
+		if (b[blk - first]->valid < need_end) {
+			/* EOF inside the range, or a block cached when the file was shorter. */
+			return false;
+		}
+	}
+	for (uint64_t blk = first; blk <= last; blk++) {
+		aiod_cache_ref(c, b[blk - first]);
+		aiod_req_take(r, b[blk - first]);
+		ctx->st.cache_hits++;
+	}
+	r->end = end;
+	aiod_readahead(ctx, o, last, o->file->known_size,
+		  aiod_stream_observe(ctx, o, r->off, r->len));
+	read0_finish(r);
+	return true;
+}
+
+bool aiod_read0_start(struct aiod_req *r)
+{
+	struct aiod_ctx *ctx = r->ctx;
+	struct aiod_cache *c = ctx->cache;
+	struct aiod_open *o = r->open;
+	uint32_t bs = c->block_size;
+	uint64_t first, last;
+	uint32_t need_new = 0, from_lru = 0;
+	struct stat st;
+	struct aiod_block *run[RTIO_MAX_SEGS];
+	uint32_t nrun = 0;
+	uint64_t demand_deadline;
+
+	if (read0_hit(r)) {
+		return false;
+	}
+	r->playing = aiod_stream_playing(o, r->off);
+	if (fstat(o->fd, &st) != 0) {
+		aiod_req_end(r, -errno);
+		return false;
+	}
+	o->file->known_size = (uint64_t)st.st_size;
+	r->end = r->off + r->len;
+	if (r->end > (uint64_t)st.st_size) {
+		r->end = (uint64_t)st.st_size;
+	}
+	if (r->off >= r->end) {
+		r->end = r->off;
+		read0_finish(r);	/* EOF or zero length: 0 bytes */
+		return false;
+	}
+	first = r->off / bs;
+	last = (r->end - 1) / bs;
+
+	/* Count what we would take from the free list and LRU before taking anything. */
+	for (uint64_t blk = first; blk <= last; blk++) {
+		struct aiod_block *b = aiod_cache_find(c, o->file->dev, o->file->ino, blk);
+		uint64_t need_end = (blk == last ? r->end : (blk + 1) * bs) - blk * bs;
+
+		if (b == NULL || (b->state == AIOD_BLK_VALID && b->valid < need_end)) {
+			need_new++;
+		} else if (b->refs == 0) {
+			from_lru++;
+		}
+	}
+	if (aiod_req_over_quota(r) || need_new + from_lru > c->free.count + c->lru.count) {
+		aiod_req_block(r);
+		return true;
+	}
+	demand_deadline = aiod_stream_deadline(ctx, o, r->off);
+	/* Our own guard: waiters finishing early must not end r while we still use it. */
+	r->pending++;
+	for (uint64_t blk = first; blk <= last + 1; blk++) {
+		uint32_t i = (uint32_t)(blk - first);
+		uint64_t need_end;
+		struct aiod_block *b = NULL;
+
+		if (blk <= last) {
+			need_end = (blk == last ? r->end : (blk + 1) * bs) - blk * bs;
+			b = aiod_cache_find(c, o->file->dev, o->file->ino, blk);
+			if (b != NULL && b->state == AIOD_BLK_VALID && b->valid < need_end) {
+				/* Cached when the file was shorter: read it again. */
+				aiod_cache_detach(c, b);
+				b = NULL;
+			}
+		}
+		/* Contiguous misses go to the disk as one request. */
+		if (nrun > 0 && (blk > last || b != NULL)) {
+			(void)aiod_load_submit(ctx, o, run, nrun, demand_deadline);	/* failures reach waiters */
+			nrun = 0;
+		}
+		if (blk > last) {
+			break;
+		}
+		if (b != NULL) {
+			aiod_cache_ref(c, b);
+			aiod_req_take(r, b);
+			if (b->state == AIOD_BLK_LOADING) {
+				wait_for(r, i, b);	/* coalesced miss */
+				ctx->st.cache_misses++;
+			} else {
+				ctx->st.cache_hits++;
+			}
+			continue;
+		}
+		b = aiod_cache_get(c);	/* cannot fail: counted above */
+		aiod_cache_insert(c, b, o->file->dev, o->file->ino, blk);
+		aiod_cache_ref(c, b);	/* the request's pin; the load holds the other */
+		aiod_req_take(r, b);
+		ctx->st.cache_misses++;
+		wait_for(r, i, b);
+		run[nrun++] = b;
+	}
+	if (r->error == 0) {
+		aiod_readahead(ctx, o, last, (uint64_t)st.st_size,
+			  aiod_stream_observe(ctx, o, r->off, (uint32_t)(r->end - r->off)));
+	}
+	if (--r->pending == 0) {
+		read0_finish(r);	/* every block was a hit, or the reads already finished */
+	}
+	return false;
+}
