@@ -109,7 +109,8 @@ install-module: $(BUILD)/rtio.so
 
 # ---- unit tests: each built twice, plainly and with ASan + UBSan ----
 
-UNIT_TESTS := test_proto test_size test_cache test_edf test_config test_stream test_session replay_session
+UNIT_TESTS := test_proto test_size test_cache test_edf test_config test_stream test_session replay_session \
+	test_dataplane
 test_proto_SRC  := common/rtio_proto.c
 test_size_SRC   := common/rtio_size.c
 test_cache_SRC  := aiod/cache.c
@@ -121,6 +122,10 @@ test_stream_SRC := aiod/stream.c aiod/admission.c aiod/config.c aiod/log.c aiod/
 AIOD_INPROC_SRC := $(filter-out aiod/main.c aiod/calibrate.c,$(wildcard aiod/*.c)) \
 	common/rtio_proto.c common/rtio_sock.c common/rtio_size.c
 test_session_SRC := $(AIOD_INPROC_SRC) $(CLIENT_SRC)
+# the request layer against a fake engine, linked without liburing: the engine
+# interface (aiod/engine.h) is the only door to it
+test_dataplane_SRC := $(filter-out aiod/engine.c,$(AIOD_INPROC_SRC)) tests/unit/fake_engine.c
+test_dataplane_LIBS := $(shell pkg-config --libs talloc tevent 2>/dev/null) -liniparser
 # the session fuzzer's corpus, replayed without libFuzzer (tests/fuzz/README.md)
 FUZZ_HDR := $(wildcard tests/fuzz/*.h)
 FUZZ_SESSION_CORPUS := tests/fuzz/corpus/session
@@ -136,11 +141,11 @@ define unit_rules
 $(BUILD)/unit/$(1): $(call unit_main,$(1)) $$($(1)_SRC) $(COMMON_HDR) $(AIOD_HDR) $(FUZZ_HDR)
 	@mkdir -p $$(dir $$@)
 	$(CC) $(BASE_CFLAGS) $$($(1)_CFLAGS) -Icommon -Iaiod $(INI_CFLAGS) $(PKG_CFLAGS) -o $$@ $$< \
-		$$($(1)_SRC) -lcmocka $(PKG_LIBS_AIOD) -lrt -lpthread
+		$$($(1)_SRC) -lcmocka $$(or $$($(1)_LIBS),$(PKG_LIBS_AIOD)) -lrt -lpthread
 $(BUILD)/unit-asan/$(1): $(call unit_main,$(1)) $$($(1)_SRC) $(COMMON_HDR) $(AIOD_HDR) $(FUZZ_HDR)
 	@mkdir -p $$(dir $$@)
 	$(CC) $(BASE_CFLAGS) $(SAN) $$($(1)_CFLAGS) -Icommon -Iaiod $(INI_CFLAGS) $(PKG_CFLAGS) \
-		-o $$@ $$< $$($(1)_SRC) -lcmocka $(PKG_LIBS_AIOD) -lrt -lpthread
+		-o $$@ $$< $$($(1)_SRC) -lcmocka $$(or $$($(1)_LIBS),$(PKG_LIBS_AIOD)) -lrt -lpthread
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call unit_rules,$(t))))
 

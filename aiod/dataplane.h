@@ -63,7 +63,7 @@ struct aiod_wseg {
 /* Where block b lies in the shared region, as clients address it. */
 static inline uint64_t aiod_block_shm_off(const struct aiod_ctx *ctx, const struct aiod_block *b)
 {
-	return RTIO_SHM_DATA_OFF + (uint64_t)b->idx * ctx->cache->block_size;
+	return rtio_shm_block_off(ctx->cache->block_size, b->idx);
 }
 
 /* request.c */

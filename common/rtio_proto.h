@@ -60,7 +60,7 @@ enum rtio_op {
 #define RTIO_F_REPLY        0x0001u	/* set by aiod on every reply */
 
 /* Feature bits negotiated at CONNECT (both sides AND their sets). */
-#define RTIO_FEAT_STREAMS   0x0001u	/* OPEN may carry a deadline class */
+/* 0x0001 was RTIO_FEAT_STREAMS, negotiated and never checked: the bit stays unused. */
 #define RTIO_FEAT_WROTE     0x0002u	/* aiod understands RTIO_OP_WROTE */
 /*
  * The client copies writes into the shared region (WRITE0/WRITE1): only then
@@ -68,7 +68,7 @@ enum rtio_op {
  * read-only one, so no stray store of any smbd can change another's bytes.
  */
 #define RTIO_FEAT_SHM_WRITE 0x0004u
-#define RTIO_FEAT_ALL       (RTIO_FEAT_STREAMS | RTIO_FEAT_WROTE | RTIO_FEAT_SHM_WRITE)
+#define RTIO_FEAT_ALL       (RTIO_FEAT_WROTE | RTIO_FEAT_SHM_WRITE)
 
 struct rtio_hdr {
 	uint32_t magic;		/* both: RTIO_MAGIC */

@@ -36,9 +36,10 @@ struct rtio_shm_header {
 };
 _Static_assert(sizeof(struct rtio_shm_header) == RTIO_SHM_DATA_OFF, "rtio_shm_header");
 
-static inline uint64_t rtio_shm_block_off(const struct rtio_shm_header *h, uint32_t block)
+/* Where block number block lies in the region: what READ0/WRITE0 segments name. */
+static inline uint64_t rtio_shm_block_off(uint32_t block_size, uint32_t block)
 {
-	return h->data_off + (uint64_t)block * h->block_size;
+	return RTIO_SHM_DATA_OFF + (uint64_t)block * block_size;
 }
 
 /* Region size for nblocks of block_size. */

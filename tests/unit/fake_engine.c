@@ -1,0 +1,261 @@
+/*
+ * A fake of aiod's engine (aiod/engine.h) for unit tests of the request
+ * layer: operations wait in a list until the test runs them with
+ * fake_engine_run(), which does the I/O with plain pread/pwrite and calls
+ * back in EDF order. Linking aiod without engine.c and with this file is
+ * also the proof that engine.h is the only door to liburing.
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <errno.h>
+#include <unistd.h>
+#include <sys/uio.h>
+
+#include "engine.h"
+#include "fake_engine.h"
+
+enum fake_kind { FAKE_READ, FAKE_READV, FAKE_WRITE, FAKE_FSYNC, FAKE_WRITEBACK };
+
+struct fake_op {
+	struct fake_op *next;
+	enum fake_kind kind;
+	int fd;
+	uint8_t *buf;
+	uint32_t len;
+	uint64_t off;
+	uint32_t n;			/* READV: blocks */
+	uint32_t blocks[64];
+	uint64_t deadline_ns;
+	aiod_engine_done_fn done;
+	void *private_data;
+};
+
+struct aiod_engine {
+	uint8_t *bufs;
+	uint32_t block_size, nblocks;
+	struct fake_op *ops;
+	struct aiod_engine_stats st;
+};
+
+struct aiod_engine *aiod_engine_create(TALLOC_CTX *mem_ctx, struct tevent_context *ev,
+				       uint32_t queue_depth, uint8_t *bufs, uint32_t block_size,
+				       uint32_t nblocks, char *err, size_t errlen)
+{
+	struct aiod_engine *e = talloc_zero(mem_ctx, struct aiod_engine);
+
+	(void)ev;
+	(void)queue_depth;
+	(void)err;
+	(void)errlen;
+	if (e != NULL) {
+		e->bufs = bufs;
+		e->block_size = block_size;
+		e->nblocks = nblocks;
+	}
+	return e;
+}
+
+static int fake_push(struct aiod_engine *e, struct fake_op *op, uint64_t deadline_ns,
+		     aiod_engine_done_fn done, void *private_data)
+{
+	op->deadline_ns = deadline_ns;
+	op->done = done;
+	op->private_data = private_data;
+	op->next = e->ops;
+	e->ops = op;
+	e->st.queued++;
+	return 0;
+}
+
+static struct fake_op *fake_new(struct aiod_engine *e, enum fake_kind kind, int fd, uint64_t off)
+{
+	struct fake_op *op = talloc_zero(e, struct fake_op);
+
+	if (op != NULL) {
+		op->kind = kind;
+		op->fd = fd;
+		op->off = off;
+	}
+	return op;
+}
+
+static int fake_flat(struct aiod_engine *e, enum fake_kind kind, int fd, uint32_t block,
+		     uint32_t buf_off, uint32_t len, uint64_t off, uint64_t deadline_ns,
+		     aiod_engine_done_fn done, void *private_data)
+{
+	struct fake_op *op;
+
+	if (block >= e->nblocks || buf_off + len > e->block_size) {
+		return -EINVAL;
+	}
+	op = fake_new(e, kind, fd, off);
+	if (op == NULL) {
+		return -ENOMEM;
+	}
+	op->buf = e->bufs + (uint64_t)block * e->block_size + buf_off;
+	op->len = len;
+	return fake_push(e, op, deadline_ns, done, private_data);
+}
+
+int aiod_engine_read(struct aiod_engine *e, int fd, uint32_t block, uint32_t buf_off, uint32_t len,
+		     uint64_t off, uint64_t deadline_ns, aiod_engine_done_fn done, void *private_data)
+{
+	return fake_flat(e, FAKE_READ, fd, block, buf_off, len, off, deadline_ns, done,
+			 private_data);
+}
+
+int aiod_engine_write(struct aiod_engine *e, int fd, uint32_t block, uint32_t buf_off, uint32_t len,
+		      uint64_t off, uint64_t deadline_ns, aiod_engine_done_fn done, void *private_data)
+{
+	return fake_flat(e, FAKE_WRITE, fd, block, buf_off, len, off, deadline_ns, done,
+			 private_data);
+}
+
+int aiod_engine_readv(struct aiod_engine *e, int fd, const uint32_t *blocks, uint32_t n,
+		      uint64_t off, uint64_t deadline_ns, aiod_engine_done_fn done, void *private_data)
+{
+	struct fake_op *op;
+
+	if (n == 0 || n > 64) {
+		return -EINVAL;
+	}
+	op = fake_new(e, FAKE_READV, fd, off);
+	if (op == NULL) {
+		return -ENOMEM;
+	}
+	op->n = n;
+	for (uint32_t i = 0; i < n; i++) {
+		if (blocks[i] >= e->nblocks) {
+			talloc_free(op);
+			return -EINVAL;
+		}
+		op->blocks[i] = blocks[i];
+	}
+	return fake_push(e, op, deadline_ns, done, private_data);
+}
+
+int aiod_engine_fsync(struct aiod_engine *e, int fd, bool datasync, uint64_t deadline_ns,
+		      aiod_engine_done_fn done, void *private_data)
+{
+	struct fake_op *op = fake_new(e, FAKE_FSYNC, fd, 0);
+
+	(void)datasync;
+	return op == NULL ? -ENOMEM : fake_push(e, op, deadline_ns, done, private_data);
+}
+
+int aiod_engine_writeback(struct aiod_engine *e, int fd, uint64_t off, uint32_t len,
+			  uint64_t deadline_ns, aiod_engine_done_fn done, void *private_data)
+{
+	struct fake_op *op = fake_new(e, FAKE_WRITEBACK, fd, off);
+
+	if (op == NULL) {
+		return -ENOMEM;
+	}
+	op->len = len;
+	return fake_push(e, op, deadline_ns, done, private_data);
+}
+
+unsigned aiod_engine_cancel(struct aiod_engine *e, aiod_engine_done_fn done,
+			    bool (*match)(void *private_data, void *arg), void *arg)
+{
+	struct fake_op **pp = &e->ops;
+	unsigned n = 0;
+
+	while (*pp != NULL) {
+		struct fake_op *op = *pp;
+
+		if (op->done == done && match(op->private_data, arg)) {
+			*pp = op->next;
+			e->st.queued--;
+			op->done(op->private_data, -ECANCELED);
+			talloc_free(op);
+			n++;
+		} else {
+			pp = &op->next;
+		}
+	}
+	return n;
+}
+
+void aiod_engine_get_stats(const struct aiod_engine *e, struct aiod_engine_stats *out)
+{
+	*out = e->st;
+}
+
+static int fake_do(struct aiod_engine *e, const struct fake_op *op)
+{
+	ssize_t n = 0;
+
+	switch (op->kind) {
+	case FAKE_READ:
+		n = pread(op->fd, op->buf, op->len, (off_t)op->off);
+		break;
+	case FAKE_WRITE:
+		n = pwrite(op->fd, op->buf, op->len, (off_t)op->off);
+		break;
+	case FAKE_READV: {
+		struct iovec iov[64];
+
+		for (uint32_t i = 0; i < op->n; i++) {
+			iov[i].iov_base = e->bufs + (uint64_t)op->blocks[i] * e->block_size;
+			iov[i].iov_len = e->block_size;
+		}
+		n = preadv(op->fd, iov, (int)op->n, (off_t)op->off);
+		break;
+	}
+	case FAKE_FSYNC:
+		n = fsync(op->fd);
+		break;
+	case FAKE_WRITEBACK:
+		n = 0;
+		break;
+	}
+	return n < 0 ? -errno : (int)n;
+}
+
+unsigned fake_engine_pending(const struct aiod_engine *e)
+{
+	unsigned n = 0;
+
+	for (const struct fake_op *op = e->ops; op != NULL; op = op->next) {
+		n++;
+	}
+	return n;
+}
+
+uint64_t fake_engine_first_deadline(const struct aiod_engine *e)
+{
+	uint64_t best = UINT64_MAX;
+
+	for (const struct fake_op *op = e->ops; op != NULL; op = op->next) {
+		if (op->deadline_ns < best) {
+			best = op->deadline_ns;
+		}
+	}
+	return best;
+}
+
+unsigned fake_engine_run(struct aiod_engine *e)
+{
+	unsigned ran = 0;
+
+	/* Earliest deadline first, as the real engine hands them to the device. */
+	while (e->ops != NULL) {
+		struct fake_op **best = &e->ops, *op;
+
+		for (struct fake_op **pp = &e->ops; *pp != NULL; pp = &(*pp)->next) {
+			if ((*pp)->deadline_ns < (*best)->deadline_ns) {
+				best = pp;
+			}
+		}
+		op = *best;
+		*best = op->next;
+		e->st.queued--;
+		e->st.completed++;
+		op->done(op->private_data, fake_do(e, op));
+		talloc_free(op);
+		ran++;
+	}
+	return ran;
+}
