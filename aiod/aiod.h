@@ -1,22 +1,27 @@
 /*
- * aiod's shared types: the daemon context, sessions, files and opens.
- * Each responsibility lives in its own file:
+ * aiod's shared types: the daemon context, files and opens, leases. Each
+ * responsibility lives in its own file, in layers whose calls only go down
+ * (lowest first here; scripts/layers.txt, docs/architecture.md):
  *
- *   main.c      start-up, signals, the event loop
- *   config.c    aiod.ini
- *   region.c    the shared, locked buffer region
+ *   clock.h, log.c, config.c   time, logging, aiod.ini
  *   cache.c     block bookkeeping (pure)
- *   engine.c    io_uring behind an EDF queue
  *   edf.c       the earliest-deadline-first queue of device requests (pure)
- *   listener.c  the control socket: accepting and authenticating clients
- *   session.c   sessions: queues, pidfd, leases, teardown
- *   files.c     files (dev, ino) and a session's opens
- *   watch.c     inotify on every known file: changes by writers aiod is not told about
- *   control.c   control requests (OPEN, CLOSE, FTRUNCATE, UNLINK, STATS)
- *   dataplane.c data requests (READ0/1, WRITE0/1, FSYNC) and read-ahead
+ *   engine.c    io_uring behind the EDF queue (the only user of liburing)
+ *   region.c    the shared, sealed, locked buffer region
  *   stream.c    stream classes, the pattern analyzer and deadlines
  *   admission.c reservations against the device's capacity
+ *   files.c     files (dev, ino) and a client's opens
+ *   watch.c     inotify on every known file: changes by writers aiod is not told about
+ *   session.c   transport: socket, queues (queues.c), pidfd; calls up only through
+ *               ctx->handlers (session.h)
+ *   peer.c      a session's request-layer state; leases.c: its pinned blocks
+ *   request.c   data requests: dispatch table, a request's life (dataplane.h);
+ *               waitq.c, read.c, readahead.c, write.c do the work
+ *   control.c   control requests (OPEN, CLOSE, FTRUNCATE, UNLINK, STATS)
+ *   handlers.c  the table sessions deliver to
+ *   listener.c  the control socket: accepting and authenticating clients
  *   calibrate.c aiod --calibrate: measuring the device
+ *   main.c      start-up, signals, the event loop
  *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later

@@ -168,7 +168,24 @@ static void wait_for(struct aiod_req *r, uint32_t i, struct aiod_block *b)
 	r->waited_for_disk = true;
 }
 
-/* Blocks per read-ahead request: [readahead] io_size, at most one reply's worth. */
+/*
+ * The blocks covering a range [off, end): block blk (up to last) must hold
+ * need bytes from its start. The cache's copy of it, or NULL; *short_copy
+ * says a VALID copy holds fewer (cached when the file was shorter).
+ */
+static struct aiod_block *range_block(struct aiod_cache *c, const struct aiod_open *o,
+				      uint64_t blk, uint64_t last, uint64_t end,
+				      bool *short_copy)
+{
+	uint64_t bs = c->block_size;
+	uint64_t need = (blk == last ? end : (blk + 1) * bs) - blk * bs;
+	struct aiod_block *b = aiod_cache_find(c, o->file->dev, o->file->ino, blk);
+
+	*short_copy = b != NULL && b->state == AIOD_BLK_VALID && b->valid < need;
+	return b;
+}
+
+/* Every block of r's range cached and VALID: pin them and answer now, without a syscall. */
 static bool read0_hit(struct aiod_req *r)
 {
 	struct aiod_ctx *ctx = r->ctx;
@@ -184,14 +201,12 @@ static bool read0_hit(struct aiod_req *r)
 	}
 	last = (end - 1) / bs;
 	for (uint64_t blk = first; blk <= last; blk++) {
-		uint64_t need_end = (blk == last ? end : (blk + 1) * bs) - blk * bs;
+		bool short_copy;
 
-		b[blk - first] = aiod_cache_find(c, o->file->dev, o->file->ino, blk);
-		if (b[blk - first] == NULL || b[blk - first]->state != AIOD_BLK_VALID) {
-			return false;
-		}
-		if (b[blk - first]->valid < need_end) {
-			/* EOF inside the range, or a block cached when the file was shorter. */
+		b[blk - first] = range_block(c, o, blk, last, end, &short_copy);
+		/* Absent, loading, or short (EOF inside the range, or cached when shorter). */
+		if (b[blk - first] == NULL || b[blk - first]->state != AIOD_BLK_VALID ||
+		    short_copy) {
 			return false;
 		}
 	}
@@ -243,10 +258,10 @@ bool aiod_read0_start(struct aiod_req *r)
 
 	/* Count what we would take from the free list and LRU before taking anything. */
 	for (uint64_t blk = first; blk <= last; blk++) {
-		struct aiod_block *b = aiod_cache_find(c, o->file->dev, o->file->ino, blk);
-		uint64_t need_end = (blk == last ? r->end : (blk + 1) * bs) - blk * bs;
+		bool short_copy;
+		struct aiod_block *b = range_block(c, o, blk, last, r->end, &short_copy);
 
-		if (b == NULL || (b->state == AIOD_BLK_VALID && b->valid < need_end)) {
+		if (b == NULL || short_copy) {
 			need_new++;
 		} else if (b->refs == 0) {
 			from_lru++;
@@ -261,13 +276,12 @@ bool aiod_read0_start(struct aiod_req *r)
 	r->pending++;
 	for (uint64_t blk = first; blk <= last + 1; blk++) {
 		uint32_t i = (uint32_t)(blk - first);
-		uint64_t need_end;
+		bool short_copy = false;
 		struct aiod_block *b = NULL;
 
 		if (blk <= last) {
-			need_end = (blk == last ? r->end : (blk + 1) * bs) - blk * bs;
-			b = aiod_cache_find(c, o->file->dev, o->file->ino, blk);
-			if (b != NULL && b->state == AIOD_BLK_VALID && b->valid < need_end) {
+			b = range_block(c, o, blk, last, r->end, &short_copy);
+			if (short_copy) {
 				/* Cached when the file was shorter: read it again. */
 				aiod_cache_detach(c, b);
 				b = NULL;
