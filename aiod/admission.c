@@ -19,6 +19,7 @@
 
 #include "aiod.h"
 #include "log.h"
+#include "streams.h"
 
 /* Random-read bytes/s at the largest profiled size not above io_size; 0 if none. */
 static uint64_t profile_capacity(const char *path, uint32_t io_size)

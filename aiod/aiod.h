@@ -41,9 +41,9 @@
 #include "engine.h"
 #include "log.h"
 #include "rtio_proto.h"
-#include "session.h"
 
 struct aiod_session;
+struct aiod_session_handlers;
 struct aiod_req;
 struct aiod_watch;
 struct aiod_known;
@@ -189,83 +189,9 @@ struct aiod_ctx {
 	bool stopping;
 };
 
-/* region.c */
-int aiod_region_create(struct aiod_ctx *ctx, char *err, size_t errlen);
-void aiod_region_destroy(struct aiod_region *r);
-
-/* listener.c */
-int aiod_listener_start(struct aiod_ctx *ctx, char *err, size_t errlen);
-void aiod_listener_stop(struct aiod_ctx *ctx);
-
-/* files.c */
-/* The file table and its watch (watch.c); needs ctx->ev. */
-int aiod_files_init(struct aiod_ctx *ctx);
-struct aiod_file *aiod_file_get(struct aiod_ctx *ctx, uint64_t dev, uint64_t ino);
-void aiod_file_put(struct aiod_ctx *ctx, struct aiod_file *f);
-struct aiod_file *aiod_file_find(struct aiod_ctx *ctx, uint64_t dev, uint64_t ino);
-void aiod_file_forget(struct aiod_ctx *ctx, uint64_t dev, uint64_t ino);
-/* The kernel dropped f's watch (inode gone): forget f unless it is open. */
-void aiod_file_unwatched(struct aiod_ctx *ctx, struct aiod_file *f);
-/* The index-th file record, in a linear walk when indexes come in order; NULL past the end. */
-struct aiod_file *aiod_file_at(struct aiod_ctx *ctx, uint32_t index);
-struct aiod_open *aiod_open_find(const struct aiod_opens *os, uint64_t id);
-/* Register fd (the client's descriptor, owned by the open on success) in os. */
-int aiod_open_add(struct aiod_ctx *ctx, struct aiod_opens *os, int fd, const char *name,
-		  uint32_t flags, struct aiod_open **out);
-void aiod_open_close(struct aiod_ctx *ctx, struct aiod_opens *os, struct aiod_open *o);
-void aiod_open_close_all(struct aiod_ctx *ctx, struct aiod_opens *os);
-/* Whether os has (dev, ino) open. */
-bool aiod_opens_has(const struct aiod_opens *os, uint64_t dev, uint64_t ino);
-void aiod_open_busy(struct aiod_open *o);
-void aiod_open_idle(struct aiod_ctx *ctx, struct aiod_open *o);
-
-/* watch.c */
-int aiod_watch_init(struct aiod_ctx *ctx);
-/* Watch f through fd, a descriptor of it; -errno when the kernel refuses. */
-int aiod_watch_add(struct aiod_ctx *ctx, struct aiod_file *f, int fd);
-void aiod_watch_remove(struct aiod_ctx *ctx, struct aiod_file *f);
-/* Act on every change queued so far; before answering a read from the cache. */
-void aiod_watch_drain(struct aiod_ctx *ctx);
-uint32_t aiod_watch_count(const struct aiod_ctx *ctx);
-
-/*
- * control.c: one control message from a session's socket, with the nfds
- * descriptors it carried; fd_err is -EMFILE when it carried some that aiod,
- * out of descriptors, could not take (0 otherwise).
- */
-void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union rtio_msg *m,
-			 size_t len, int *fds, unsigned nfds, int fd_err);
-
-/* handlers.c: the request layer's entry points, for ctx->handlers */
-extern const struct aiod_session_handlers aiod_handlers;
-
-/* dataplane.c */
-void aiod_data_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union rtio_msg *m,
-		      size_t len);
-/* p's session ended: its requests still in flight finish but answer nobody. */
-void aiod_data_orphan_all(struct aiod_peer *p);
-/* Cache blocks were released: retry requests that waited for one. */
-void aiod_data_retry_blocked(struct aiod_ctx *ctx);
-
-/* admission.c */
-/* Work out the device capacity (configured, or the --calibrate profile). */
-void aiod_admission_init(struct aiod_ctx *ctx);
-/* o reads a stream at bps: reserve it, demote it to best effort, or refuse (-ENOBUFS). */
-int aiod_admission_admit(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t bps);
-void aiod_admission_release(struct aiod_ctx *ctx, struct aiod_open *o);
-/* aiod --calibrate DIR: measure the device under DIR, write the profile. */
-int aiod_calibrate(const struct aiod_config *cfg, const char *dir, const char *out_path,
-		   uint64_t file_size, double seconds_per_point);
-
-/* stream.c */
-void aiod_stream_classify(struct aiod_ctx *ctx, struct aiod_open *o);
-/* Account a read of [off, off+len) by o; returns how many blocks past the read to prefetch. */
-/* Whether o's stream is past its start-up, so a read that waits counts as a deadline miss. */
-bool aiod_stream_playing(const struct aiod_open *o, uint64_t off);
-/* Read-ahead blocks for a best-effort sequential reader now (smaller while streams are open). */
-uint32_t aiod_stream_best_effort_blocks(const struct aiod_ctx *ctx);
-uint32_t aiod_stream_observe(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off, uint32_t len);
-/* When the block starting at file offset off must be in the cache for o's reader. */
-uint64_t aiod_stream_deadline(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off);
+/* Each module's functions are declared in its own header: region.h,
+ * listener.h, files.h (files.c, watch.c), streams.h (stream.c, admission.c),
+ * calibrate.h, session.h, peer.h, requests.h (the request layer's entry
+ * points), dataplane.h (inside the request layer), handlers.h. */
 
 #endif

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "aiod.h"
+#include "calibrate.h"
 
 static double now_s(void)
 {

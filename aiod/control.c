@@ -15,6 +15,9 @@
 #include "log.h"
 #include "peer.h"
 #include "rtio_sock.h"
+#include "files.h"
+#include "requests.h"
+#include "session.h"
 
 static void fill_stats(struct aiod_ctx *ctx, struct rtio_stats_rep *r)
 {

@@ -16,6 +16,8 @@
 
 #include "aiod.h"
 #include "log.h"
+#include "files.h"
+#include "streams.h"
 
 static uint32_t file_hash(uint32_t mask, uint64_t dev, uint64_t ino)
 {

@@ -11,6 +11,10 @@
 
 #include "aiod.h"
 #include "peer.h"
+#include "files.h"
+#include "requests.h"
+#include "handlers.h"
+#include "session.h"
 
 static int on_connected(struct aiod_session *s)
 {

@@ -11,6 +11,7 @@
 
 #include "aiod.h"
 #include "peer.h"
+#include "files.h"
 
 struct aiod_lease *aiod_lease_new(struct aiod_peer *p)
 {

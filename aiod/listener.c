@@ -19,6 +19,8 @@
 #include "aiod.h"
 #include "log.h"
 #include "rtio_sock.h"
+#include "listener.h"
+#include "session.h"
 
 static bool peer_allowed(const struct aiod_config *cfg, int sock, const struct ucred *cr)
 {

@@ -16,6 +16,13 @@
 #include "aiod.h"
 #include "log.h"
 #include "rtio_size.h"
+#include "region.h"
+#include "listener.h"
+#include "files.h"
+#include "streams.h"
+#include "calibrate.h"
+#include "handlers.h"
+#include "session.h"
 
 #define AIOD_VERSION "0.1.0"
 #define AIOD_DEFAULT_CONFIG "/etc/aiod/aiod.ini"

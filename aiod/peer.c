@@ -17,6 +17,8 @@
 
 #include "aiod.h"
 #include "peer.h"
+#include "files.h"
+#include "session.h"
 
 #define AIOD_KNOWN_FILES 256
 #define AIOD_KNOWN_KEEP  64	/* records of ended sessions kept, the newest */

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "aiod.h"
+#include "session.h"
 
 struct aiod_known;
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "aiod.h"
+#include "session.h"
 
 /*
  * Requests one session may have outstanding: the configured value, cut to what

@@ -14,6 +14,10 @@
 
 #include "dataplane.h"
 #include "log.h"
+#include "files.h"
+#include "streams.h"
+#include "requests.h"
+#include "session.h"
 
 /* ---- READ0 ---- */
 

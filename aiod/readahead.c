@@ -11,6 +11,7 @@
 
 #include "dataplane.h"
 #include "log.h"
+#include "streams.h"
 
 static uint32_t io_blocks(const struct aiod_ctx *ctx)
 {

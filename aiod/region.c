@@ -31,6 +31,7 @@
 #include "aiod.h"
 #include "log.h"
 #include "rtio_shm.h"
+#include "region.h"
 
 /* KiB of shared memory this process maps with huge pages (smaps_rollup), 0 if unknown. */
 static unsigned long long region_huge_kib(void)

@@ -11,6 +11,9 @@
 
 #include "dataplane.h"
 #include "log.h"
+#include "files.h"
+#include "requests.h"
+#include "session.h"
 
 static void req_link(struct aiod_peer *p, struct aiod_req *r)
 {

@@ -16,6 +16,7 @@
 
 #include "aiod.h"
 #include "log.h"
+#include "streams.h"
 
 void aiod_stream_classify(struct aiod_ctx *ctx, struct aiod_open *o)
 {

@@ -14,6 +14,7 @@
 
 #include "dataplane.h"
 #include "log.h"
+#include "requests.h"
 
 static void blocked_fix_tail(struct aiod_ctx *ctx)
 {

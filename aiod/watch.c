@@ -37,6 +37,7 @@
 
 #include "aiod.h"
 #include "log.h"
+#include "files.h"
 
 /*
  * What makes cached bytes wrong: a content change (IN_MODIFY: write,

@@ -18,6 +18,8 @@
 
 #include "dataplane.h"
 #include "log.h"
+#include "files.h"
+#include "session.h"
 
 static void write_seg_done(void *private_data, int result);
 

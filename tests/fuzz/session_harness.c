@@ -49,6 +49,12 @@
 #include "rtio_sock.h"
 #include "session_harness.h"
 #include "session_ops.h"
+#include "region.h"
+#include "listener.h"
+#include "files.h"
+#include "streams.h"
+#include "handlers.h"
+#include "session.h"
 
 #define FZ_MAX_OPS	512
 #define FZ_MAX_IDS	8

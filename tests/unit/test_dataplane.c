@@ -27,6 +27,12 @@
 #include "log.h"
 #include "rtio_shm.h"
 #include "rtio_sock.h"
+#include "region.h"
+#include "files.h"
+#include "streams.h"
+#include "requests.h"
+#include "handlers.h"
+#include "session.h"
 
 #define BS      (1u << 20)
 #define NBLOCKS 4u

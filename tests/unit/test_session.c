@@ -45,6 +45,12 @@
 #include "log.h"
 #include "rtio_client.h"
 #include "rtio_sock.h"
+#include "region.h"
+#include "listener.h"
+#include "files.h"
+#include "streams.h"
+#include "handlers.h"
+#include "session.h"
 
 #define BS        (1u << 20)
 #define FILE_SIZE (8u * BS)

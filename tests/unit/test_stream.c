@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "aiod.h"
+#include "streams.h"
 
 #define BS (1u << 20)
 #define NB 256

@@ -1,0 +1,16 @@
+/*
+ * aiod --calibrate (calibrate.c).
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef AIOD_CALIBRATE_H
+#define AIOD_CALIBRATE_H
+
+#include "config.h"
+
+/* aiod --calibrate DIR: measure the device under DIR, write the profile. */
+int aiod_calibrate(const struct aiod_config *cfg, const char *dir, const char *out_path,
+		   uint64_t file_size, double seconds_per_point);
+
+#endif

@@ -1,0 +1,15 @@
+/*
+ * The shared region (region.c): created sealed and locked, destroyed at exit.
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef AIOD_REGION_H
+#define AIOD_REGION_H
+
+#include "aiod.h"
+
+int aiod_region_create(struct aiod_ctx *ctx, char *err, size_t errlen);
+void aiod_region_destroy(struct aiod_region *r);
+
+#endif

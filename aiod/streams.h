@@ -1,0 +1,31 @@
+/*
+ * Stream classes, the pattern analyzer and deadlines (stream.c);
+ * reservations against the device's capacity (admission.c).
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef AIOD_STREAMS_H
+#define AIOD_STREAMS_H
+
+#include "aiod.h"
+
+/* admission.c */
+/* Work out the device capacity (configured, or the --calibrate profile). */
+void aiod_admission_init(struct aiod_ctx *ctx);
+/* o reads a stream at bps: reserve it, demote it to best effort, or refuse (-ENOBUFS). */
+int aiod_admission_admit(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t bps);
+void aiod_admission_release(struct aiod_ctx *ctx, struct aiod_open *o);
+
+/* stream.c */
+void aiod_stream_classify(struct aiod_ctx *ctx, struct aiod_open *o);
+/* Whether o's stream is past its start-up, so a read that waits counts as a deadline miss. */
+bool aiod_stream_playing(const struct aiod_open *o, uint64_t off);
+/* Read-ahead blocks for a best-effort sequential reader now (smaller while streams are open). */
+uint32_t aiod_stream_best_effort_blocks(const struct aiod_ctx *ctx);
+/* Account a read of [off, off+len) by o; returns how many blocks past the read to prefetch. */
+uint32_t aiod_stream_observe(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off, uint32_t len);
+/* When the block starting at file offset off must be in the cache for o's reader. */
+uint64_t aiod_stream_deadline(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off);
+
+#endif
