@@ -128,6 +128,7 @@ test_dataplane_SRC := $(filter-out aiod/engine.c,$(AIOD_INPROC_SRC)) tests/unit/
 test_dataplane_LIBS := $(shell pkg-config --libs talloc tevent 2>/dev/null) -liniparser
 # the session fuzzer's corpus, replayed without libFuzzer (tests/fuzz/README.md)
 FUZZ_HDR := $(wildcard tests/fuzz/*.h)
+UNIT_HDR := $(wildcard tests/unit/*.h)
 FUZZ_SESSION_CORPUS := tests/fuzz/corpus/session
 replay_session_MAIN := tests/fuzz/replay_session.c
 replay_session_SRC := tests/fuzz/session_harness.c $(AIOD_INPROC_SRC)
@@ -138,11 +139,13 @@ replay_session_CFLAGS := -Itests/fuzz -DFUZZ_SESSION_CORPUS='"$(CURDIR)/$(FUZZ_S
 unit_main = $(or $($(1)_MAIN),tests/unit/$(1).c)
 
 define unit_rules
-$(BUILD)/unit/$(1): $(call unit_main,$(1)) $$($(1)_SRC) $(COMMON_HDR) $(AIOD_HDR) $(FUZZ_HDR)
+$(BUILD)/unit/$(1): $(call unit_main,$(1)) $$($(1)_SRC) $(COMMON_HDR) $(AIOD_HDR) $(FUZZ_HDR) \
+		$(UNIT_HDR)
 	@mkdir -p $$(dir $$@)
 	$(CC) $(BASE_CFLAGS) $$($(1)_CFLAGS) -Icommon -Iaiod $(INI_CFLAGS) $(PKG_CFLAGS) -o $$@ $$< \
 		$$($(1)_SRC) -lcmocka $$(or $$($(1)_LIBS),$(PKG_LIBS_AIOD)) -lrt -lpthread
-$(BUILD)/unit-asan/$(1): $(call unit_main,$(1)) $$($(1)_SRC) $(COMMON_HDR) $(AIOD_HDR) $(FUZZ_HDR)
+$(BUILD)/unit-asan/$(1): $(call unit_main,$(1)) $$($(1)_SRC) $(COMMON_HDR) $(AIOD_HDR) $(FUZZ_HDR) \
+		$(UNIT_HDR)
 	@mkdir -p $$(dir $$@)
 	$(CC) $(BASE_CFLAGS) $(SAN) $$($(1)_CFLAGS) -Icommon -Iaiod $(INI_CFLAGS) $(PKG_CFLAGS) \
 		-o $$@ $$< $$($(1)_SRC) -lcmocka $$(or $$($(1)_LIBS),$(PKG_LIBS_AIOD)) -lrt -lpthread

@@ -24,6 +24,7 @@
 
 #include "aiod.h"
 #include "fake_engine.h"
+#include "unit_ctx.h"
 #include "log.h"
 #include "rtio_shm.h"
 #include "rtio_sock.h"
@@ -119,7 +120,7 @@ static int setup(void **state)
 	struct rtio_open_req op;
 	union rtio_msg rep;
 	uint8_t *data = malloc(NBLOCKS * 2 * BS);
-	char err[256], path[128];
+	char path[128];
 	int sv[2], fds[3] = { -1, -1, -1 };
 
 	assert_non_null(f);
@@ -135,27 +136,7 @@ static int setup(void **state)
 	assert_int_equal(write(f->file_fd, data, NBLOCKS * 2 * BS), NBLOCKS * 2 * BS);
 	free(data);
 
-	ctx = talloc_zero(NULL, struct aiod_ctx);
-	assert_non_null(ctx);
-	ctx->listen_fd = -1;
-	assert_int_equal(aiod_config_load(ctx, NULL, &ctx->cfg, err, sizeof(err)), 0);
-	ctx->cfg->cache_size = NBLOCKS * BS;
-	ctx->cfg->block_size = BS;
-	ctx->cfg->mlock = false;
-	ctx->cfg->admission_capacity = 1000000000;
-	ctx->mq_msg_max = 10;	/* what an unprivileged aiod gets (fs.mqueue.msg_max) */
-	aiod_log_open(true, 0);
-	ctx->ev = tevent_context_init(ctx);
-	assert_non_null(ctx->ev);
-	ctx->handlers = &aiod_handlers;
-	assert_int_equal(aiod_files_init(ctx), 0);
-	assert_int_equal(aiod_region_create(ctx, err, sizeof(err)), 0);
-	ctx->cache = aiod_cache_create(ctx, ctx->region.blocks, BS, ctx->region.nblocks);
-	ctx->engine = aiod_engine_create(ctx, ctx->ev, 1, ctx->region.blocks, BS,
-					 ctx->region.nblocks, err, sizeof(err));
-	assert_non_null(ctx->cache);
-	assert_non_null(ctx->engine);
-	aiod_admission_init(ctx);
+	ctx = unit_ctx_new(NULL, NBLOCKS * BS, BS);
 	f->ctx = ctx;
 
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);

@@ -44,6 +44,7 @@
 #include "aiod.h"
 #include "log.h"
 #include "rtio_client.h"
+#include "unit_ctx.h"
 #include "rtio_sock.h"
 #include "region.h"
 #include "listener.h"
@@ -451,32 +452,8 @@ static int setup(void **state)
 	assert_int_equal(close(fd), 0);
 	free(data);
 
-	ctx = talloc_zero(f, struct aiod_ctx);
-	assert_non_null(ctx);
-	ctx->listen_fd = -1;
-	ctx->region.fd = -1;
-	assert_int_equal(aiod_config_load(ctx, NULL, &ctx->cfg, err, sizeof(err)), 0);
+	ctx = unit_ctx_new(f, 16ull * BS, BS);
 	ctx->cfg->socket_path = talloc_strdup(ctx->cfg, f->sock);
-	ctx->cfg->cache_size = 16ull * BS;
-	ctx->cfg->block_size = BS;
-	ctx->cfg->mlock = false;
-	ctx->cfg->log_level = 0;
-	ctx->cfg->admission_capacity = 1000000000;	/* no device profile to read */
-	ctx->mq_msg_max = 10;	/* what an unprivileged aiod gets (fs.mqueue.msg_max) */
-	aiod_log_open(true, 0);
-	ctx->ev = tevent_context_init(ctx);
-	assert_non_null(ctx->ev);
-	ctx->handlers = &aiod_handlers;
-	assert_int_equal(aiod_files_init(ctx), 0);
-	assert_int_equal(aiod_region_create(ctx, err, sizeof(err)), 0);
-	ctx->cache = aiod_cache_create(ctx, ctx->region.blocks, ctx->region.block_size,
-				       ctx->region.nblocks);
-	assert_non_null(ctx->cache);
-	ctx->engine = aiod_engine_create(ctx, ctx->ev, ctx->cfg->queue_depth, ctx->region.blocks,
-					 ctx->region.block_size, ctx->region.nblocks, err,
-					 sizeof(err));
-	assert_non_null(ctx->engine);
-	aiod_admission_init(ctx);
 	assert_int_equal(aiod_listener_start(ctx, err, sizeof(err)), 0);
 	f->ctx = ctx;
 	assert_int_equal(pipe2(f->ready, O_CLOEXEC), 0);
