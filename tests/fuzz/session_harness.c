@@ -1258,12 +1258,10 @@ static void fz_find_timer(const void *ptr, int depth, int max_depth, int is_ref,
 }
 
 /*
- * dataplane.c arms a 100 ms timer under ctx when a request first waits for
- * cache blocks and does not cancel it when the wait ends; nothing waits now
- * (checked), so firing would do nothing. Cancel them so no input sees an
- * earlier input's timer and the talloc check counts only what leaked.
+ * waitq.c keeps one timer while a request waits for cache blocks and frees
+ * it when nothing waits: once every client is gone, a timer left under the
+ * context is a leak.
  */
-/* Nothing waits once every client is gone: a timer left under the context is a leak. */
 static void fz_check_no_timers(struct fz_world *w)
 {
 	struct fz_timers found;

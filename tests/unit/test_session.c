@@ -1,5 +1,5 @@
 /*
- * Unit test: session teardown (aiod/session.c). A real aiod context (config
+ * Unit test: session teardown (aiod/session.c, handlers.c, peer.c). A real aiod context (config
  * defaults, shared region, cache, io_uring engine, listener) runs its event
  * loop in the test's main thread; a client thread connects through the rtio
  * client library, registers a file, pins blocks with two reads it never
@@ -8,7 +8,7 @@
  * pinned block, no open file, no descriptor, and the orphaned disk read
  * finishes without touching the dead session.
  *
- * The same set-up checks WROTE (aiod/dataplane.c): after a client wrote a
+ * The same set-up checks WROTE (aiod/write.c): after a client wrote a
  * range through its own descriptor and aiod confirmed WROTE, reads through
  * aiod return the new bytes, never the cached old ones; and write
  * aggregation, which only runs while a stream is open.
