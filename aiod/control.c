@@ -6,7 +6,6 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -78,26 +77,6 @@ static int fill_file_stats(struct aiod_ctx *ctx, uint32_t index, struct rtio_fil
 	return 0;
 }
 
-/*
- * Whether s may register fd. Within its share of aiod's descriptors: one
- * smbd must not take them all from the others. And not O_APPEND: Linux
- * writes such a descriptor at the end of the file whatever offset pwrite()
- * names, so a write aiod (WRITE1) or smbd (WROTE) reports at an offset lands
- * elsewhere, and the cache would serve bytes at offsets the file lacks.
- */
-static int open_admissible(const struct aiod_ctx *ctx, const struct aiod_opens *os, int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	if (fl < 0) {
-		return -errno;
-	}
-	if (fl & O_APPEND) {
-		return -EINVAL;
-	}
-	return os->count >= ctx->cfg->max_opens_per_session ? -EMFILE : 0;
-}
-
 void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union rtio_msg *m,
 			 size_t len, int *fds, unsigned nfds, int fd_err)
 {
@@ -133,10 +112,6 @@ void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const uni
 		}
 		if (nfds != 1) {
 			ret = -EBADF;
-			goto reply;
-		}
-		ret = open_admissible(ctx, &p->opens, fds[0]);
-		if (ret != 0) {
 			goto reply;
 		}
 		memcpy(name, m->open_req.name, sizeof(name));

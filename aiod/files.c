@@ -188,6 +188,17 @@ void aiod_file_forget(struct aiod_ctx *ctx, uint64_t dev, uint64_t ino)
 	}
 }
 
+uint32_t aiod_file_changed_outside(struct aiod_ctx *ctx, struct aiod_file *f)
+{
+	uint32_t n = aiod_cache_truncate(ctx->cache, f->dev, f->ino, 0);
+
+	ctx->st.outside_changes++;
+	ctx->st.outside_blocks += n;
+	/* The blocks are gone: nothing is left for a stamp to vouch for until the next OPEN. */
+	f->mtime_ns = -1;
+	return n;
+}
+
 void aiod_file_unwatched(struct aiod_ctx *ctx, struct aiod_file *f)
 {
 	if (f->opens == 0) {
@@ -297,6 +308,19 @@ int aiod_open_add(struct aiod_ctx *ctx, struct aiod_opens *os, int fd, const cha
 	if ((fl & O_PATH) == O_PATH) {
 		return -EBADF;	/* path-only descriptors do no I/O */
 	}
+	/*
+	 * Not O_APPEND: Linux writes such a descriptor at the end of the file
+	 * whatever offset pwrite() names, so a write aiod (WRITE1) or smbd
+	 * (WROTE) reports at an offset lands elsewhere, and the cache would serve
+	 * bytes at offsets the file lacks.
+	 */
+	if (fl & O_APPEND) {
+		return -EINVAL;
+	}
+	/* Within its share of aiod's descriptors: one smbd must not take them all. */
+	if (os->count >= ctx->cfg->max_opens_per_session) {
+		return -EMFILE;
+	}
 	if (fstat(fd, &st) != 0) {
 		return -errno;
 	}
@@ -313,8 +337,10 @@ int aiod_open_add(struct aiod_ctx *ctx, struct aiod_opens *os, int fd, const cha
 	if (f == NULL) {
 		return -ENOMEM;
 	}
-	if (f->name == NULL) {
-		f->name = talloc_strdup(f, name);	/* for the watch's messages */
+	/* The name of the last OPEN: for stats and the watch's messages. */
+	if (f->name == NULL || strcmp(f->name, name) != 0) {
+		talloc_free(f->name);
+		f->name = talloc_strdup(f, name);
 	}
 	ret = aiod_watch_add(ctx, f, fd);
 	if (ret != 0) {
@@ -327,10 +353,8 @@ int aiod_open_add(struct aiod_ctx *ctx, struct aiod_opens *os, int fd, const cha
 	if (f->mtime_ns >= 0 &&
 	    (f->mtime_ns != ts_ns(&st.st_mtim) || f->ctime_ns != ts_ns(&st.st_ctim) ||
 	     f->size != (uint64_t)st.st_size)) {
-		uint32_t n = aiod_cache_truncate(ctx->cache, f->dev, f->ino, 0);
+		uint32_t n = aiod_file_changed_outside(ctx, f);
 
-		ctx->st.outside_changes++;
-		ctx->st.outside_blocks += n;
 		AIOD_INFO("%s changed without a change notification (a store through mmap, or "
 			  "another host): dropped %u cached blocks", name, n);
 	} else if (flags & RTIO_OPEN_INVALIDATE) {
@@ -365,10 +389,6 @@ int aiod_open_add(struct aiod_ctx *ctx, struct aiod_opens *os, int fd, const cha
 	o->next = os->head;
 	os->head = o;
 	os->count++;
-	if (f->name == NULL || strcmp(f->name, o->name) != 0) {
-		talloc_free(f->name);
-		f->name = talloc_strdup(f, o->name);
-	}
 	aiod_stream_classify(ctx, o);
 	if (f->sclass != NULL && o->readable) {
 		ret = aiod_admission_admit(ctx, o, f->sclass->bitrate);

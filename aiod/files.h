@@ -15,6 +15,11 @@ struct aiod_file *aiod_file_get(struct aiod_ctx *ctx, uint64_t dev, uint64_t ino
 void aiod_file_put(struct aiod_ctx *ctx, struct aiod_file *f);
 struct aiod_file *aiod_file_find(struct aiod_ctx *ctx, uint64_t dev, uint64_t ino);
 void aiod_file_forget(struct aiod_ctx *ctx, uint64_t dev, uint64_t ino);
+/*
+ * f changed behind aiod's back (watch.c saw it, or its stamp differs at an
+ * OPEN): drop every cached block, count it; returns how many went.
+ */
+uint32_t aiod_file_changed_outside(struct aiod_ctx *ctx, struct aiod_file *f);
 /* The kernel dropped f's watch (inode gone): forget f unless it is open. */
 void aiod_file_unwatched(struct aiod_ctx *ctx, struct aiod_file *f);
 /* The index-th file record, in a linear walk when indexes come in order; NULL past the end. */

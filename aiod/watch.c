@@ -113,12 +113,8 @@ static void watch_grow(struct aiod_watch *w)
 /* f changed behind aiod's back: none of its cached bytes can be trusted. */
 static void watch_changed(struct aiod_ctx *ctx, struct aiod_file *f, uint32_t mask)
 {
-	uint32_t n = aiod_cache_truncate(ctx->cache, f->dev, f->ino, 0);
+	uint32_t n = aiod_file_changed_outside(ctx, f);
 
-	ctx->st.outside_changes++;
-	ctx->st.outside_blocks += n;
-	/* The blocks are gone: nothing is left for a stamp to vouch for until the next OPEN. */
-	f->mtime_ns = -1;
 	if (n > 0) {
 		AIOD_DEBUG("%s changed (inotify 0x%x): dropped %u cached blocks",
 			   f->name != NULL ? f->name : "(file)", mask, n);
