@@ -113,6 +113,14 @@ void aiod_cache_ref(struct aiod_cache *c, struct aiod_block *b)
 	}
 }
 
+void aiod_cache_touch(struct aiod_cache *c, struct aiod_block *b)
+{
+	if (b->refs == 0 && b->hashed && b->state == AIOD_BLK_VALID) {
+		list_del(&c->lru, b);
+		list_add_tail(&c->lru, b);
+	}
+}
+
 /* An unreferenced block: keep it as cache if it holds valid hashed data. */
 static void block_park(struct aiod_cache *c, struct aiod_block *b)
 {

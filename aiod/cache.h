@@ -75,6 +75,11 @@ struct aiod_block *aiod_cache_find(struct aiod_cache *c, uint64_t dev, uint64_t 
 				   uint64_t blkno);
 
 void aiod_cache_ref(struct aiod_cache *c, struct aiod_block *b);
+/*
+ * b will be needed soon (it lies in a stream's read-ahead window): make it
+ * the most recently used, so eviction takes blocks nobody is about to read.
+ */
+void aiod_cache_touch(struct aiod_cache *c, struct aiod_block *b);
 /* Drop a reference; an unreferenced block goes to the LRU (VALID, hashed) or the free list. */
 void aiod_cache_unref(struct aiod_cache *c, struct aiod_block *b);
 

@@ -36,18 +36,38 @@ void aiod_stream_classify(struct aiod_ctx *ctx, struct aiod_open *o)
 	o->file->sclass = NULL;
 }
 
-/* Blocks of read-ahead that cover the class's prebuffer window, at least one. */
+/*
+ * How far ahead of a stream's reader aiod reads. The target is the class's
+ * prebuffer window plus one second of margin; beyond it, while the cache has
+ * room, up to four times that. The extra lead is what makes read-ahead work
+ * conserving: requests for it are queued early with deadlines far out, so the
+ * device, which never idles while anything is queued, serves them whenever no
+ * earlier deadline is waiting. Streams that started together then drift out
+ * of phase (each refill has the time of a whole round of refills before it is
+ * due), a stream that fell behind asks for its whole gap at once with early
+ * deadlines and catches up, and a disk that is not busy fills everybody's
+ * lead. The cache share keeps every stream's lead, together, inside half the
+ * cache, so one stream's read-ahead never evicts another's.
+ */
 static uint32_t stream_window_blocks(const struct aiod_ctx *ctx, uint64_t bps, uint32_t prebuffer_ms)
 {
 	uint64_t bytes = bps / 8 * (prebuffer_ms + 1000) / 1000;
 	uint64_t blocks = (bytes + ctx->cache->block_size - 1) / ctx->cache->block_size;
+	uint64_t share = (ctx->cache->nblocks > 16 ? ctx->cache->nblocks - 16 : 0) /
+			 (2 * ((uint64_t)ctx->streams + 1));
 
 	if (blocks < 1) {
 		blocks = 1;
 	}
+	if (share > 4 * blocks) {
+		share = 4 * blocks;
+	}
+	if (share > blocks) {
+		blocks = share;
+	}
 	/* Never let one stream take more than an eighth of the cache. */
 	if (blocks > ctx->cache->nblocks / 8) {
-		blocks = ctx->cache->nblocks / 8;
+		blocks = ctx->cache->nblocks / 8 > 0 ? ctx->cache->nblocks / 8 : 1;
 	}
 	return (uint32_t)blocks;
 }
@@ -78,9 +98,10 @@ uint32_t aiod_stream_observe(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t
 	if (off == o->next_off && o->seq_hits < UINT32_MAX) {
 		o->seq_hits++;
 	} else if (off != o->next_off) {
-		/* Random access: no read-ahead, restart the timeline. */
+		/* Random access: no read-ahead, restart the timeline and the start-up ramp. */
 		o->seq_hits = 0;
 		o->ra_next_blk = 0;
+		o->ra_ramp = 0;
 		o->play_t0_ns = now;
 		o->play_off0 = off;
 	}
@@ -89,11 +110,21 @@ uint32_t aiod_stream_observe(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t
 		o->play_off0 = off;
 	}
 	o->next_off = off + len;
+	o->read_blocks = (uint32_t)(((uint64_t)len + ctx->cache->block_size - 1) / ctx->cache->block_size);
+	if (o->file->sclass != NULL && o->rate_bps > 0) {
+		/*
+		 * A file of a stream class is known to be played: read-ahead
+		 * starts with the first read from where playback starts (the
+		 * start-up ramp keeps that first request small), not after the
+		 * pattern is established.
+		 */
+		if (o->seq_hits < 1) {
+			return 0;
+		}
+		return stream_window_blocks(ctx, o->rate_bps, o->file->sclass->prebuffer_ms);
+	}
 	if (o->seq_hits < 2) {
 		return 0;
-	}
-	if (o->file->sclass != NULL && o->rate_bps > 0) {
-		return stream_window_blocks(ctx, o->rate_bps, o->file->sclass->prebuffer_ms);
 	}
 	if (o->rate_bps == 0 && ctx->cfg->auto_stream && o->seq_hits >= 8 &&
 	    now - o->play_t0_ns >= 2000000000ull) {
@@ -128,10 +159,29 @@ bool aiod_stream_playing(const struct aiod_open *o, uint64_t off)
 	       aiod_now_ns() - o->play_t0_ns >= (uint64_t)prebuffer_ms * 1000000ull;
 }
 
+/*
+ * Time the device needs for one read-ahead request of every admitted
+ * stream: io_size at the calibrated (or configured) random-read rate, times
+ * the streams. 0 when the capacity is unknown.
+ */
+uint64_t aiod_stream_round_ns(const struct aiod_ctx *ctx)
+{
+	unsigned __int128 ns;
+
+	if (ctx->capacity_Bps == 0 || ctx->streams == 0) {
+		return 0;
+	}
+	ns = (unsigned __int128)ctx->cfg->readahead_io_size * ctx->streams * 1000000000ull /
+	     ctx->capacity_Bps;
+	/* Beyond a few seconds the device is overcommitted anyway: keep deadlines meaningful. */
+	return ns > 5000000000ull ? 5000000000ull : (uint64_t)ns;
+}
+
 uint64_t aiod_stream_deadline(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off)
 {
 	uint64_t now = aiod_now_ns();
 	uint64_t rate = o->rate_bps;
+	uint64_t due, round;
 
 	if (rate == 0) {
 		return now + (uint64_t)ctx->cfg->be_deadline_ms * 1000000ull;
@@ -141,8 +191,19 @@ uint64_t aiod_stream_deadline(struct aiod_ctx *ctx, struct aiod_open *o, uint64_
 	 * the position it reads now: data at off is needed once the reader gets
 	 * there, (off - next_off) * 8 / rate seconds from now.
 	 */
-	if (off <= o->next_off) {
-		return now;
+	due = now;
+	if (off > o->next_off) {
+		due += (uint64_t)((unsigned __int128)(off - o->next_off) * 8000000000ull / rate);
 	}
-	return now + (uint64_t)((unsigned __int128)(off - o->next_off) * 8000000000ull / rate);
+	/*
+	 * Every stream's refill comes due about as often, and the device serves
+	 * them one at a time: a refill must start no later than a whole round of
+	 * refills before the reader gets there, or the streams that started
+	 * together (in phase) queue behind each other and the last is late. The
+	 * same shift for every stream keeps their order; against best-effort
+	 * reads (due best_effort_deadline_ms after they are asked for) it gives
+	 * streams the device while their lead is shorter than one round.
+	 */
+	round = aiod_stream_round_ns(ctx);
+	return due > round ? due - round : 1;
 }

@@ -25,7 +25,12 @@ bool aiod_stream_playing(const struct aiod_open *o, uint64_t off);
 uint32_t aiod_stream_best_effort_blocks(const struct aiod_ctx *ctx);
 /* Account a read of [off, off+len) by o; returns how many blocks past the read to prefetch. */
 uint32_t aiod_stream_observe(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off, uint32_t len);
-/* When the block starting at file offset off must be in the cache for o's reader. */
+/* Device time of one read-ahead request per admitted stream (0: capacity unknown). */
+uint64_t aiod_stream_round_ns(const struct aiod_ctx *ctx);
+/*
+ * When the block starting at file offset off must be in the cache for o's
+ * reader; for a stream, moved earlier by one round of refills.
+ */
 uint64_t aiod_stream_deadline(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off);
 
 #endif

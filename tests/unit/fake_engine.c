@@ -236,25 +236,71 @@ uint64_t fake_engine_first_deadline(const struct aiod_engine *e)
 	return best;
 }
 
+/* The queued operations in device order: earliest deadline, then arrival (the list is newest first). */
+static unsigned fake_order(const struct aiod_engine *e, struct fake_op **out, unsigned max)
+{
+	unsigned n = 0;
+
+	for (struct fake_op *op = e->ops; op != NULL && n < max; op = op->next) {
+		out[n++] = op;
+	}
+	for (unsigned i = 0; i < n / 2; i++) {	/* arrival order */
+		struct fake_op *t = out[i];
+
+		out[i] = out[n - 1 - i];
+		out[n - 1 - i] = t;
+	}
+	for (unsigned i = 1; i < n; i++) {	/* stable insertion sort on the deadline */
+		struct fake_op *t = out[i];
+		unsigned j = i;
+
+		while (j > 0 && out[j - 1]->deadline_ns > t->deadline_ns) {
+			out[j] = out[j - 1];
+			j--;
+		}
+		out[j] = t;
+	}
+	return n;
+}
+
+bool fake_engine_op(const struct aiod_engine *e, unsigned i, struct fake_engine_op_info *out)
+{
+	struct fake_op *ord[512];
+	unsigned n = fake_order(e, ord, 512);
+
+	if (i >= n) {
+		return false;
+	}
+	out->fd = ord[i]->fd;
+	out->off = ord[i]->off;
+	out->len = ord[i]->kind == FAKE_READV ? (uint64_t)ord[i]->n * e->block_size : ord[i]->len;
+	out->deadline_ns = ord[i]->deadline_ns;
+	return true;
+}
+
+bool fake_engine_run_one(struct aiod_engine *e)
+{
+	struct fake_op *ord[512], **pp;
+
+	if (fake_order(e, ord, 512) == 0) {
+		return false;
+	}
+	for (pp = &e->ops; *pp != ord[0]; pp = &(*pp)->next) {
+	}
+	*pp = ord[0]->next;
+	e->st.queued--;
+	e->st.completed++;
+	ord[0]->done(ord[0]->private_data, fake_do(e, ord[0]));
+	talloc_free(ord[0]);
+	return true;
+}
+
 unsigned fake_engine_run(struct aiod_engine *e)
 {
 	unsigned ran = 0;
 
 	/* Earliest deadline first, as the real engine hands them to the device. */
-	while (e->ops != NULL) {
-		struct fake_op **best = &e->ops, *op;
-
-		for (struct fake_op **pp = &e->ops; *pp != NULL; pp = &(*pp)->next) {
-			if ((*pp)->deadline_ns < (*best)->deadline_ns) {
-				best = pp;
-			}
-		}
-		op = *best;
-		*best = op->next;
-		e->st.queued--;
-		e->st.completed++;
-		op->done(op->private_data, fake_do(e, op));
-		talloc_free(op);
+	while (fake_engine_run_one(e)) {
 		ran++;
 	}
 	return ran;

@@ -7,6 +7,7 @@
 #ifndef FAKE_ENGINE_H
 #define FAKE_ENGINE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct aiod_engine;
@@ -15,6 +16,21 @@ struct aiod_engine;
 unsigned fake_engine_pending(const struct aiod_engine *e);
 /* The earliest deadline among them, UINT64_MAX if none. */
 uint64_t fake_engine_first_deadline(const struct aiod_engine *e);
+/* A queued operation as the device would get it. */
+struct fake_engine_op_info {
+	int fd;
+	uint64_t off;
+	uint64_t len;		/* bytes (a vectored read: its blocks' worth) */
+	uint64_t deadline_ns;
+};
+
+/*
+ * The queued operation at position i in the order the device would get them
+ * (earliest deadline first, ties in arrival order); false past the end.
+ */
+bool fake_engine_op(const struct aiod_engine *e, unsigned i, struct fake_engine_op_info *out);
+/* Run the one operation the device would get first; false when none is queued. */
+bool fake_engine_run_one(struct aiod_engine *e);
 /* Run every queued operation (and those their callbacks queue), earliest deadline first. */
 unsigned fake_engine_run(struct aiod_engine *e);
 

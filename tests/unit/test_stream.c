@@ -122,11 +122,20 @@ static void test_stream_readahead_covers_prebuffer(void **state)
 	for (int i = 0; i < 3; i++) {
 		n = aiod_stream_observe(&f->ctx, &f->open, (uint64_t)i * BS, BS);
 	}
-	/* (prebuffer 1 s + 1 s of margin) at 12.5 MB/s = 25 MB = 24 blocks, rounded up. */
+	/*
+	 * The target is (prebuffer 1 s + 1 s of margin) at 12.5 MB/s = 25 MB =
+	 * 24 blocks, rounded up; while the cache has room, more (work-conserving
+	 * lead), here capped by an eighth of the 256-block cache.
+	 */
+	assert_int_equal(n, NB / 8);
+	/* Ten streams share the cache: each gets its target, never less. */
+	f->ctx.streams = 10;
+	n = aiod_stream_observe(&f->ctx, &f->open, 3ull * BS, BS);
 	assert_int_equal(n, 24);
+	f->ctx.streams = 0;
 	/* A stream never takes more than an eighth of the cache. */
 	f->open.rate_bps = 10000000000ull;
-	n = aiod_stream_observe(&f->ctx, &f->open, 3ull * BS, BS);
+	n = aiod_stream_observe(&f->ctx, &f->open, 4ull * BS, BS);
 	assert_int_equal(n, NB / 8);
 }
 

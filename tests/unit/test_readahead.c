@@ -1,0 +1,303 @@
+/*
+ * Unit tests of stream read-ahead (aiod/readahead.c, aiod/stream.c) against
+ * the fake engine: which requests reach the device queue, how large, and with
+ * which deadlines. The rules tested:
+ *  - start-up ramp: a stream's first requests are small, then grow to io_size;
+ *  - streams opened together each get their first data before any stream
+ *    gets its second request;
+ *  - catch-up: a stream behind its timeline gets earlier deadlines than one
+ *    ahead of it, and asks for its whole gap at once;
+ *  - the window is checked from where the reader is: cached blocks in it are
+ *    protected from eviction, and a block evicted anyway is read again;
+ *  - one round of refills: stream deadlines move earlier by the device time
+ *    of one request per stream.
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "aiod.h"
+#include "fake_engine.h"
+#include "unit_ctx.h"
+#include "dataplane.h"
+#include "files.h"
+#include "region.h"
+#include "streams.h"
+
+#define BS        (64u << 10)	/* small blocks: the arithmetic is per block */
+#define NBLOCKS   512u
+#define FILE_BLKS 400u
+#define NFILES    4
+
+struct fixture {
+	struct aiod_ctx *ctx;
+	char dir[64];
+	struct aiod_opens os;
+	struct aiod_open *o[NFILES];
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct aiod_config *cfg;
+
+	assert_non_null(f);
+	f->ctx = unit_ctx_new(NULL, (uint64_t)NBLOCKS * BS, BS);
+	cfg = f->ctx->cfg;
+	cfg->readahead_io_size = 16 * BS;
+	cfg->n_classes = 1;
+	cfg->classes[0].name = "hd";
+	cfg->classes[0].match = "*.mxf";
+	/* 8 blocks (512 KiB) a second: a block every 125 ms */
+	cfg->classes[0].bitrate = 8ull * 8 * BS;
+	cfg->classes[0].prebuffer_ms = 1000;
+	cfg->admission_capacity = 0;
+	f->ctx->capacity_Bps = 0;	/* no round guard unless a test sets one */
+	snprintf(f->dir, sizeof(f->dir), "/tmp/rtio-ra.XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	for (int i = 0; i < NFILES; i++) {
+		char path[128], name[32];
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/s%d.mxf", f->dir, i);
+		snprintf(name, sizeof(name), "s%d.mxf", i);
+		fd = open(path, O_CREAT | O_RDWR | O_TRUNC | O_CLOEXEC, 0600);
+		assert_true(fd >= 0);
+		assert_int_equal(ftruncate(fd, (off_t)FILE_BLKS * BS), 0);
+		assert_int_equal(aiod_open_add(f->ctx, &f->os, fd, name, 0, &f->o[i]), 0);
+		assert_true(f->o[i]->rate_bps > 0);
+	}
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	fake_engine_run(f->ctx->engine);
+	aiod_open_close_all(f->ctx, &f->os);
+	assert_int_equal(f->ctx->cache->pinned, 0);
+	for (int i = 0; i < NFILES; i++) {
+		char path[128];
+
+		snprintf(path, sizeof(path), "%s/s%d.mxf", f->dir, i);
+		unlink(path);
+	}
+	rmdir(f->dir);
+	aiod_region_destroy(&f->ctx->region);
+	talloc_free(f->ctx);
+	free(f);
+	return 0;
+}
+
+/* What a client read of [blk, blk + 1) does to read-ahead (read.c's calls); the window. */
+static uint32_t client_read(struct fixture *f, int i, uint64_t blk)
+{
+	struct aiod_open *o = f->o[i];
+	uint32_t n = aiod_stream_observe(f->ctx, o, blk * BS, BS);
+
+	aiod_readahead(f->ctx, o, blk, (uint64_t)FILE_BLKS * BS, n);
+	return n;
+}
+
+/* Which of the fixture's opens reads through descriptor fd. */
+static int which(struct fixture *f, int fd)
+{
+	for (int i = 0; i < NFILES; i++) {
+		if (f->o[i]->fd == fd || f->o[i]->direct_fd == fd) {
+			return i;
+		}
+	}
+	fail_msg("no open reads through fd %d", fd);
+	return -1;
+}
+
+static void test_ra_startup_ramp(void **state)
+{
+	struct fixture *f = *state;
+	struct fake_engine_op_info op;
+	uint64_t expect_off = BS, last_deadline = 0;
+	uint64_t sizes[] = { 2, 4, 8, 16 };
+
+	client_read(f, 0, 0);
+	/* Requests of 2, 4, 8 and then 16 blocks, in file order, deadlines along the timeline. */
+	for (unsigned k = 0; k < 4; k++) {
+		assert_true(fake_engine_op(f->ctx->engine, k, &op));
+		assert_int_equal(op.off, expect_off);
+		assert_int_equal(op.len, sizes[k] * BS);
+		assert_true(op.deadline_ns > last_deadline);
+		last_deadline = op.deadline_ns;
+		expect_off += op.len;
+	}
+}
+
+static void test_ra_streams_together_each_start_first(void **state)
+{
+	struct fixture *f = *state;
+	struct fake_engine_op_info op;
+	bool seen[NFILES] = { false };
+
+	for (int i = 0; i < NFILES; i++) {
+		client_read(f, i, 0);
+	}
+	/* The device gets every stream's first (small) request before anybody's second. */
+	for (unsigned k = 0; k < NFILES; k++) {
+		int i;
+
+		assert_true(fake_engine_op(f->ctx->engine, k, &op));
+		i = which(f, op.fd);
+		assert_false(seen[i]);
+		seen[i] = true;
+		assert_int_equal(op.off, BS);
+		assert_int_equal(op.len, 2 * BS);
+	}
+}
+
+/* Play stream i from block 0 to block upto, the device keeping up. */
+static void play(struct fixture *f, int i, uint64_t upto)
+{
+	for (uint64_t b = 0; b <= upto; b++) {
+		client_read(f, i, b);
+		fake_engine_run(f->ctx->engine);
+	}
+}
+
+static void test_ra_behind_catches_up(void **state)
+{
+	struct fixture *f = *state;
+	struct fake_engine_op_info op;
+	uint64_t d_behind = UINT64_MAX, d_ahead = UINT64_MAX, asked_behind = 0;
+
+	/* Stream 1 has its whole window; stream 0's last read-ahead was lost (evicted). */
+	play(f, 0, 20);
+	play(f, 1, 20);
+	assert_int_equal(fake_engine_pending(f->ctx->engine), 0);
+	for (uint64_t b = 22; b < 22 + 40; b++) {
+		struct aiod_block *blk = aiod_cache_find(f->ctx->cache, f->o[0]->file->dev,
+							 f->o[0]->file->ino, b);
+		if (blk != NULL) {
+			aiod_cache_detach(f->ctx->cache, blk);
+		}
+	}
+	client_read(f, 1, 21);
+	client_read(f, 0, 21);
+	for (unsigned k = 0; fake_engine_op(f->ctx->engine, k, &op); k++) {
+		if (which(f, op.fd) == 0) {
+			d_behind = op.deadline_ns < d_behind ? op.deadline_ns : d_behind;
+			asked_behind += op.len / BS;
+		} else {
+			d_ahead = op.deadline_ns < d_ahead ? op.deadline_ns : d_ahead;
+		}
+	}
+	/* The stream that fell behind is served first, and asks for the whole gap at once. */
+	assert_true(d_behind < d_ahead);
+	assert_true(asked_behind >= 32);
+}
+
+static void test_ra_protects_and_rereads_window(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_cache *c = f->ctx->cache;
+	struct aiod_open *o = f->o[0];
+	struct aiod_block *b, *held[NBLOCKS];
+	struct fake_engine_op_info op;
+	uint32_t window, nheld = 0, lru, ncached = 0;
+	bool reread = false, was_cached[NBLOCKS] = { false };
+
+	/*
+	 * Oldest first: stream 2 played long ago, then stream 0 (its start and
+	 * read-ahead stay cached), then stream 1.
+	 */
+	play(f, 2, 10);
+	play(f, 0, 10);
+	play(f, 1, 30);
+	/* Stream 0 replays from the start: its window is checked, and touched. */
+	o->next_off = 0;
+	o->seq_hits = 0;
+	window = client_read(f, 0, 0);
+	assert_true(window > 16);
+	assert_int_equal(fake_engine_pending(f->ctx->engine), 0);	/* nothing to read yet */
+	for (uint64_t k = 1; k <= window; k++) {
+		was_cached[k] = aiod_cache_find(c, o->file->dev, o->file->ino, k) != NULL;
+		ncached += was_cached[k];
+	}
+	assert_true(ncached > 32);
+	/* Another reader takes all but window blocks: the window is what stays. */
+	while ((b = aiod_cache_get(c)) != NULL && c->free.count > 0) {
+		held[nheld++] = b;
+	}
+	assert_non_null(b);
+	held[nheld++] = b;
+	lru = c->lru.count;
+	assert_true(lru > ncached);
+	for (uint32_t k = 0; k < lru - ncached; k++) {
+		held[nheld++] = aiod_cache_get(c);
+	}
+	/* Every block of the window that was cached still is. */
+	for (uint64_t k = 1; k <= window; k++) {
+		assert_int_equal(aiod_cache_find(c, o->file->dev, o->file->ino, k) != NULL,
+				 was_cached[k]);
+	}
+	for (uint32_t k = 0; k < nheld; k++) {
+		aiod_cache_unref(c, held[k]);
+	}
+	/* A block of the window that went anyway is found missing and read again. */
+	b = aiod_cache_find(c, o->file->dev, o->file->ino, 5);
+	assert_non_null(b);
+	aiod_cache_detach(c, b);
+	client_read(f, 0, 1);
+	for (unsigned k = 0; fake_engine_op(f->ctx->engine, k, &op); k++) {
+		if (which(f, op.fd) == 0 && op.off <= 5ull * BS && op.off + op.len > 5ull * BS) {
+			reread = true;
+		}
+	}
+	assert_true(reread);
+}
+
+static void test_ra_round_guard(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_open *o = f->o[0];
+	uint64_t now, d, round;
+
+	/* 4 streams admitted, 16-block requests at 1.6 MB/s: 16 * 64 KiB / 1.6 MB/s * 4. */
+	f->ctx->capacity_Bps = 1600000;
+	round = aiod_stream_round_ns(f->ctx);
+	assert_int_equal(f->ctx->streams, NFILES);
+	assert_true(round > 2600000000ull && round < 2630000000ull);
+	/* A refill due in 8 s (64 blocks at 8 blocks/s) is due a round earlier. */
+	o->next_off = 0;
+	now = aiod_now_ns();
+	d = aiod_stream_deadline(f->ctx, o, 64ull * BS);
+	assert_true(d >= now + 8000000000ull - round - 1000000ull);
+	assert_true(d <= now + 8000000000ull - round + 50000000ull);
+	/* Without a known capacity there is no guard. */
+	f->ctx->capacity_Bps = 0;
+	assert_int_equal(aiod_stream_round_ns(f->ctx), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_ra_startup_ramp, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ra_streams_together_each_start_first, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_ra_behind_catches_up, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ra_protects_and_rereads_window, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ra_round_guard, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
