@@ -30,7 +30,7 @@ SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 
 PKG_CFLAGS = $(shell pkg-config --cflags talloc tevent liburing 2>/dev/null)
 PKG_LIBS_TALLOC = $(shell pkg-config --libs talloc 2>/dev/null)
-PKG_LIBS_AIOD = $(shell pkg-config --libs talloc tevent liburing 2>/dev/null) -liniparser
+PKG_LIBS_AIOD = $(shell pkg-config --libs talloc tevent liburing 2>/dev/null) -liniparser -lm -lpthread
 INI_CFLAGS := -I/usr/include/iniparser
 
 # the client library: the session, async I/O, the reply queue, sync calls
@@ -110,14 +110,16 @@ install-module: $(BUILD)/rtio.so
 # ---- unit tests: each built twice, plainly and with ASan + UBSan ----
 
 UNIT_TESTS := test_proto test_size test_cache test_edf test_config test_stream test_session replay_session \
-	test_dataplane test_readahead
+	test_dataplane test_readahead test_tuning
 test_proto_SRC  := common/rtio_proto.c
 test_size_SRC   := common/rtio_size.c
 test_cache_SRC  := aiod/cache.c
 test_edf_SRC    := aiod/edf.c
 test_config_SRC := aiod/config.c aiod/log.c common/rtio_size.c
 test_stream_SRC := aiod/stream.c aiod/admission.c aiod/config.c aiod/log.c aiod/cache.c \
-	aiod/engine.c aiod/edf.c common/rtio_size.c
+	aiod/engine.c aiod/edf.c aiod/profile.c common/rtio_size.c
+test_tuning_SRC := aiod/tuning.c aiod/profile.c aiod/admission.c aiod/config.c aiod/log.c \
+	common/rtio_size.c
 # the whole daemon but main.c and calibrate.c: an aiod context inside a test
 AIOD_INPROC_SRC := $(filter-out aiod/main.c aiod/calibrate.c,$(wildcard aiod/*.c)) \
 	common/rtio_proto.c common/rtio_sock.c common/rtio_size.c
@@ -125,7 +127,7 @@ test_session_SRC := $(AIOD_INPROC_SRC) $(CLIENT_SRC)
 # the request layer against a fake engine, linked without liburing: the engine
 # interface (aiod/engine.h) is the only door to it
 test_dataplane_SRC := $(filter-out aiod/engine.c,$(AIOD_INPROC_SRC)) tests/unit/fake_engine.c
-test_dataplane_LIBS := $(shell pkg-config --libs talloc tevent 2>/dev/null) -liniparser
+test_dataplane_LIBS := $(shell pkg-config --libs talloc tevent 2>/dev/null) -liniparser -lm
 test_readahead_SRC := $(test_dataplane_SRC)
 test_readahead_LIBS := $(test_dataplane_LIBS)
 # the session fuzzer's corpus, replayed without libFuzzer (tests/fuzz/README.md)

@@ -12,38 +12,12 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <errno.h>
-#include <iniparser.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "aiod.h"
 #include "log.h"
+#include "profile.h"
 #include "streams.h"
-
-/* Random-read bytes/s at the largest profiled size not above io_size; 0 if none. */
-static uint64_t profile_capacity(const char *path, uint32_t io_size)
-{
-	static const uint32_t sizes[] = { 16u << 20, 8u << 20, 4u << 20, 2u << 20, 1u << 20,
-					  512u << 10, 256u << 10, 128u << 10, 64u << 10 };
-	dictionary *d = iniparser_load(path);
-	uint64_t cap = 0;
-
-	if (d == NULL) {
-		return 0;
-	}
-	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]) && cap == 0; i++) {
-		char key[64];
-
-		if (sizes[i] > io_size) {
-			continue;
-		}
-		snprintf(key, sizeof(key), "random:%u", sizes[i]);
-		cap = strtoull(iniparser_getstring(d, key, "0"), NULL, 10);
-	}
-	iniparser_freedict(d);
-	return cap;
-}
 
 void aiod_admission_init(struct aiod_ctx *ctx)
 {
@@ -55,7 +29,8 @@ void aiod_admission_init(struct aiod_ctx *ctx)
 			    (unsigned long long)(ctx->capacity_Bps / 1000000), cfg->admission_mode);
 		return;
 	}
-	ctx->capacity_Bps = profile_capacity(cfg->admission_profile, cfg->readahead_io_size);
+	/* ctx->profile: loaded by tuning.c at start and at each reload, NULL if none. */
+	ctx->capacity_Bps = aiod_profile_random_Bps(ctx->profile, cfg->readahead_io_size);
 	if (ctx->capacity_Bps > 0) {
 		AIOD_NOTICE("admission: device capacity %llu MB/s for %u KiB reads (from %s), mode %s",
 			    (unsigned long long)(ctx->capacity_Bps / 1000000),

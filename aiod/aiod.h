@@ -4,6 +4,8 @@
  * (lowest first here; scripts/layers.txt, docs/architecture.md):
  *
  *   clock.h, log.c, config.c   time, logging, aiod.ini
+ *   profile.c   the device profile aiod --calibrate writes
+ *   tuning.c    io_size, queue_depth, best-effort deadline derived from it
  *   cache.c     block bookkeeping (pure)
  *   edf.c       the earliest-deadline-first queue of device requests (pure)
  *   engine.c    io_uring behind the EDF queue (the only user of liburing)
@@ -48,6 +50,7 @@ struct aiod_req;
 struct aiod_watch;
 struct aiod_known;
 struct aiod_peer;
+struct aiod_profile;
 
 /* The shared region: header page + cache blocks, passed to clients as a memfd. */
 struct aiod_region {
@@ -184,6 +187,7 @@ struct aiod_ctx {
 	uint64_t next_token_gen;
 	struct aiod_stats st;
 	/* Admission control (admission.c). */
+	struct aiod_profile *profile;	/* the device profile (profile.h), NULL = none */
 	uint64_t capacity_Bps;		/* stream data the device sustains, 0 = unknown */
 	uint64_t reserved_Bps;		/* sum of admitted streams */
 	uint32_t streams;		/* admitted stream opens */

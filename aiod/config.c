@@ -75,7 +75,7 @@ static const struct key_desc keys[] = {
 	  "Blocks read ahead of a sequential reader that has no stream class (at most an eighth of the cache)." },
 	{ "readahead", "blocks_with_streams", K_INT, OFF(readahead_blocks_streams), "4", 0, 256, true,
 	  "Read-ahead of a sequential reader without a stream class while streams are open: small, so a bulk reader's request never holds the disk long in front of a stream read that is due." },
-	{ "readahead", "io_size", K_SIZE, OFF(readahead_io_size), "2M", 64ull << 10, 64ull << 20, true,
+	{ "readahead", "io_size", K_SIZE, OFF(readahead_io_size), "2M", 64ull << 10, AIOD_IO_SIZE_MAX, true,
 	  "Size of one read-ahead request (one seek on a disk: 8M-16M for spinning disks; smaller requests in parallel suit SSDs)." },
 	{ "readahead", "auto_stream", K_BOOL, OFF(auto_stream), "no", 0, 1, true,
 	  "Schedule a steady sequential reader without a stream class as a stream at its measured rate." },
@@ -87,10 +87,17 @@ static const struct key_desc keys[] = {
 	{ "admission", "capacity", K_SIZE, OFF(admission_capacity), "0", 0, 1ull << 40, true,
 	  "Stream data the device sustains, bytes/s; 0 = take it from the calibration profile." },
 	{ "admission", "profile", K_STRING, OFF(admission_profile), "/var/lib/aiod/device.profile", 1, 4095, true,
-	  "Device profile written by aiod --calibrate DIR." },
+	  "Device profile written by aiod --calibrate DIR: the device capacity, and io_size, "
+	  "queue_depth and best_effort_deadline_ms where this file leaves them unset." },
 	{ "admission", "headroom_pct", K_INT, OFF(admission_headroom_pct), "5", 0, 90, true,
 	  "Share of the capacity never reserved for streams: best-effort I/O always gets it." },
 };
+
+_Static_assert(sizeof(keys) / sizeof(keys[0]) <= 64, "set_keys has a bit per key");
+
+/* Keys that tuning.c derives from the device profile when aiod.ini does not set them. */
+static const char *const derived_keys[] = { "readahead:io_size", "engine:queue_depth",
+					    "readahead:best_effort_deadline_ms" };
 
 /* Keys of [stream.NAME] sections. */
 static const char *const stream_keys[] = { "match", "bitrate", "prebuffer_ms", "priority" };
@@ -250,6 +257,13 @@ static const struct key_desc *find_key(const char *section, const char *key)
 	return NULL;
 }
 
+bool aiod_config_is_set(const struct aiod_config *cfg, const char *section, const char *key)
+{
+	const struct key_desc *k = find_key(section, key);
+
+	return k != NULL && (cfg->set_keys & (1ull << (k - keys))) != 0;
+}
+
 static bool known_section(const char *s)
 {
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
@@ -393,6 +407,7 @@ int aiod_config_load(TALLOC_CTX *mem_ctx, const char *path, struct aiod_config *
 			}
 			ret = apply_key(cfg, cfg, k, iniparser_getstring(d, names[i], ""), why,
 					sizeof(why));
+			cfg->set_keys |= 1ull << (k - keys);
 			if (ret != 0) {
 				snprintf(err, errlen, "%s: [%s] %s = '%s': %s", path, sec, key,
 					 iniparser_getstring(d, names[i], ""), why);
@@ -518,7 +533,17 @@ void aiod_config_print_defaults(FILE *f)
 			sec = keys[i].section;
 			fprintf(f, "\n[%s]\n", sec);
 		}
-		fprintf(f, "# %s%s\n", keys[i].help, keys[i].reloadable ? " (reloadable)" : "");
+		char name[64];
+		bool derived = false;
+
+		snprintf(name, sizeof(name), "%s:%s", keys[i].section, keys[i].key);
+		for (size_t j = 0; j < sizeof(derived_keys) / sizeof(derived_keys[0]); j++) {
+			derived = derived || strcmp(name, derived_keys[j]) == 0;
+		}
+		fprintf(f, "# %s%s%s%s%s\n", keys[i].help,
+			derived ? " Unset: derived from the [admission] profile when there is one, else "
+				: "", derived ? keys[i].def : "", derived ? "." : "",
+			keys[i].reloadable ? " (reloadable)" : "");
 		fprintf(f, ";%s = %s\n", keys[i].key, keys[i].def);
 	}
 	fprintf(f, "\n# Stream classes: one section per class. Files whose share-relative name\n"

@@ -15,6 +15,7 @@
 
 #define AIOD_MAX_ALLOW    32
 #define AIOD_MAX_CLASSES  16
+#define AIOD_IO_SIZE_MAX  (64u << 20)	/* largest [readahead] io_size */
 
 /* A stream class: files matching pattern are read at bitrate (bits/s). */
 struct aiod_stream_class {
@@ -61,6 +62,8 @@ struct aiod_config {
 	/* [stream.NAME] */
 	struct aiod_stream_class classes[AIOD_MAX_CLASSES];
 	unsigned n_classes;
+	/* Which keys aiod.ini sets (bits of config.c's key table): tuning.c derives the others. */
+	uint64_t set_keys;
 };
 
 /*
@@ -69,6 +72,9 @@ struct aiod_config {
  */
 int aiod_config_load(TALLOC_CTX *mem_ctx, const char *path, struct aiod_config **out,
 		     char *err, size_t errlen);
+
+/* Whether the loaded aiod.ini set [section] key (rather than leaving the default). */
+bool aiod_config_is_set(const struct aiod_config *cfg, const char *section, const char *key);
 
 /* Parse "100M" bits/s style rates (decimal units: k=1e3, M=1e6, G=1e9). */
 int aiod_parse_rate(const char *s, uint64_t *out);

@@ -23,6 +23,7 @@
 #include "calibrate.h"
 #include "handlers.h"
 #include "session.h"
+#include "tuning.h"
 
 #define AIOD_VERSION "0.1.0"
 #define AIOD_DEFAULT_CONFIG "/etc/aiod/aiod.ini"
@@ -43,7 +44,8 @@ static void usage(FILE *f)
 		"      --check-config    validate the configuration and exit\n"
 		"      --print-defaults  print every key with its default (a sample aiod.ini)\n"
 		"      --calibrate DIR   measure the device under DIR (random and sequential reads,\n"
-		"                        64K..16M) and write the profile admission control uses\n"
+		"                        64K..16M, and parallel reads) and write the profile that\n"
+		"                        admission control and the derived settings use\n"
 		"      --profile OUT     where --calibrate writes (default: [admission] profile)\n"
 		"      --calibrate-size SIZE  test file size (default 1G); --calibrate-seconds S per point\n"
 		"  -V, --version         print the version\n"
@@ -61,6 +63,7 @@ static void on_signal(struct tevent_context *ev, struct tevent_signal *se, int s
 	(void)siginfo;
 	if (signum == SIGHUP) {
 		struct aiod_config *next;
+		struct aiod_profile *profile;
 		char err[512];
 		unsigned restart;
 
@@ -68,8 +71,12 @@ static void on_signal(struct tevent_context *ev, struct tevent_signal *se, int s
 			AIOD_ERR("reload refused, keeping the running configuration: %s", err);
 			return;
 		}
+		/* The profile may have been rewritten too: derive again before comparing. */
+		aiod_tuning_setup(ctx, next, ctx->cfg->queue_depth, &profile);
 		restart = aiod_config_reload(ctx->cfg, next);
 		talloc_free(next);
+		talloc_free(ctx->profile);
+		ctx->profile = profile;
 		aiod_admission_init(ctx);
 		AIOD_NOTICE("configuration reloaded from %s%s", ctx->config_path,
 			    restart ? " (some changes need a restart, see above)" : "");
@@ -261,6 +268,8 @@ int main(int argc, char **argv)
 		return ret == 0 ? 0 : 1;
 	}
 	if (check_only) {
+		/* Show what the profile makes of the settings aiod.ini leaves unset. */
+		aiod_tuning_setup(ctx, ctx->cfg, 0, &ctx->profile);
 		printf("%s: ok\n", config_path != NULL ? config_path : "(built-in defaults)");
 		talloc_free(ctx);
 		return 0;
@@ -276,6 +285,8 @@ int main(int argc, char **argv)
 	aiod_log_open(foreground, ctx->cfg->log_level);
 	raise_nofile(ctx);
 	mq_limits(ctx);
+	/* Before the engine: its ring is made for the queue depth this settles. */
+	aiod_tuning_setup(ctx, ctx->cfg, 0, &ctx->profile);
 
 	ctx->ev = tevent_context_init(ctx);
 	ctx->handlers = &aiod_handlers;

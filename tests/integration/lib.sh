@@ -119,6 +119,10 @@ log_level = 2
 size = 64M
 block_size = $IT_BLOCK
 mlock = no
+
+# no device profile: the machine's own (/var/lib/aiod) must not change the settings
+[admission]
+profile = $IT_T/no-device.profile
 EOF
 	rtio_smb_global "$IT_T" "$IT_PORT" > "$IT_T/smb.conf"
 	cat >> "$IT_T/smb.conf" <<EOF
@@ -477,8 +481,9 @@ it_private() {
 	rtio_smb_dirs "$PRIV_DIR"
 	mkdir -p "$PRIV_DIR"/{aiod,share}
 	chmod 777 "$PRIV_DIR/share"
-	printf '[global]\nsocket_path = %s\n[cache]\nsize = 64M\nmlock = no\n%b\n' \
-		"$PRIV_SOCK" "$aiod_extra" > "$PRIV_DIR/aiod.ini"
+	# no device profile: the machine's own (/var/lib/aiod) must not change the settings
+	printf '[global]\nsocket_path = %s\n[cache]\nsize = 64M\nmlock = no\n[admission]\nprofile = %s\n%b\n' \
+		"$PRIV_SOCK" "$PRIV_DIR/no-device.profile" "$aiod_extra" > "$PRIV_DIR/aiod.ini"
 	rtio_smb_global "$PRIV_DIR" "$port" > "$PRIV_DIR/smb.conf"
 	cat >> "$PRIV_DIR/smb.conf" <<EOT
 $(printf '%b' "$global_extra")
