@@ -7,9 +7,19 @@
 #ifndef FAKE_ENGINE_H
 #define FAKE_ENGINE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct aiod_engine;
+
+/* A queued write-back, as aiod asked for it. */
+struct fake_writeback {
+	int fd;
+	uint64_t off;
+	uint32_t len;
+	bool wait;		/* holds the device until the data is there */
+	uint64_t deadline_ns;
+};
 
 /* Operations queued and not yet run. */
 unsigned fake_engine_pending(const struct aiod_engine *e);
@@ -17,5 +27,10 @@ unsigned fake_engine_pending(const struct aiod_engine *e);
 uint64_t fake_engine_first_deadline(const struct aiod_engine *e);
 /* Run every queued operation (and those their callbacks queue), earliest deadline first. */
 unsigned fake_engine_run(struct aiod_engine *e);
+/* The queued write-backs into out (max entries: pass room for all), by file offset; how many are queued. */
+unsigned fake_engine_writebacks(const struct aiod_engine *e, struct fake_writeback *out,
+				unsigned max);
+/* The next operation run completes with result (-EIO...) instead of doing its I/O. */
+void fake_engine_fail_next(struct aiod_engine *e, int result);
 
 #endif
