@@ -110,7 +110,7 @@ install-module: $(BUILD)/rtio.so
 # ---- unit tests: each built twice, plainly and with ASan + UBSan ----
 
 UNIT_TESTS := test_proto test_size test_cache test_edf test_config test_stream test_session replay_session \
-	test_dataplane test_readahead test_tuning
+	test_dataplane test_readahead test_tuning test_record
 test_proto_SRC  := common/rtio_proto.c
 test_size_SRC   := common/rtio_size.c
 test_cache_SRC  := aiod/cache.c
@@ -120,6 +120,7 @@ test_stream_SRC := aiod/stream.c aiod/admission.c aiod/config.c aiod/log.c aiod/
 	aiod/engine.c aiod/edf.c aiod/profile.c common/rtio_size.c
 test_tuning_SRC := aiod/tuning.c aiod/profile.c aiod/admission.c aiod/config.c aiod/log.c \
 	common/rtio_size.c
+test_record_SRC := aiod/record.c aiod/admission.c aiod/profile.c aiod/config.c aiod/log.c common/rtio_size.c
 # the whole daemon but main.c and calibrate.c: an aiod context inside a test
 AIOD_INPROC_SRC := $(filter-out aiod/main.c aiod/calibrate.c,$(wildcard aiod/*.c)) \
 	common/rtio_proto.c common/rtio_sock.c common/rtio_size.c

@@ -12,7 +12,9 @@
  *   region.c    the shared, sealed, locked buffer region
  *   stream.c    stream classes, the pattern analyzer and deadlines
  *   admission.c reservations against the device's capacity
+ *   record.c    recorders: writers whose write-back is a stream of its own
  *   files.c     files (dev, ino) and a client's opens
+ *   writeback.c write-back runs on the device (what record.c schedules)
  *   watch.c     inotify on every known file: changes by writers aiod is not told about
  *   session.c   transport: socket, queues (queues.c), pidfd; calls up only through
  *               ctx->handlers (session.h)
@@ -51,6 +53,7 @@ struct aiod_watch;
 struct aiod_known;
 struct aiod_peer;
 struct aiod_profile;
+struct aiod_wb_twin;
 
 /* The shared region: header page + cache blocks, passed to clients as a memfd. */
 struct aiod_region {
@@ -112,8 +115,18 @@ struct aiod_open {
 	uint8_t ra_ramp;		/* read-ahead requests since the stream (re)started */
 	uint64_t rate_t0_ns, rate_bytes;
 	uint64_t play_t0_ns, play_off0;	/* stream timeline origin */
-	/* Write aggregation: a sequential writer's range not yet pushed to the disk. */
+	/* Write aggregation (writeback.c): a sequential writer's range not yet pushed to the disk. */
 	uint64_t wb_start, wb_end;
+	struct aiod_wb_twin *wb_twin;	/* aiod's own description of the file, for waits */
+	bool wb_twin_tried;
+	bool wb_error_logged;
+	/* Recorder analyzer (record.c). */
+	bool recorder;			/* counts in ctx->recorders */
+	uint32_t wr_seq;		/* writes in a row that continued the previous one */
+	uint64_t wr_next;		/* where a sequential writer writes next */
+	uint64_t wr_t0_ns, wr_off0;	/* where the current run's rate is measured from */
+	uint64_t wr_bps;		/* measured rate of a steady writer, 0 = not known */
+	uint64_t wr_due_ns;		/* deadline of its last write-back run */
 };
 
 /* The opens of one client (a peer, peer.h): its registered descriptors. */
@@ -141,7 +154,10 @@ struct aiod_stats {
 	uint64_t requests, errors, protocol_errors;
 	uint64_t deadline_misses;
 	uint64_t readahead_blocks;
-	uint64_t writebacks;
+	uint64_t writebacks;		/* write-back requests queued */
+	uint64_t writeback_bytes;	/* of them, bytes the device took */
+	uint64_t writeback_late;	/* completed after their deadline */
+	uint64_t writeback_errors;	/* failed (EIO...): the client's fsync reports them */
 	uint64_t sessions_total;
 	uint64_t outside_changes;	/* files changed by a writer aiod was not told about */
 	uint64_t outside_blocks;	/* cached blocks those changes dropped */
@@ -191,6 +207,7 @@ struct aiod_ctx {
 	uint64_t capacity_Bps;		/* stream data the device sustains, 0 = unknown */
 	uint64_t reserved_Bps;		/* sum of admitted streams */
 	uint32_t streams;		/* admitted stream opens */
+	uint32_t recorders;		/* opens record.c found to be recorders */
 	uint64_t admission_refused, admission_demoted;
 	bool stopping;
 };

@@ -52,6 +52,10 @@ static void fill_stats(struct aiod_ctx *ctx, struct rtio_stats_rep *r)
 	r->admission_refused = ctx->admission_refused;
 	r->admission_demoted = ctx->admission_demoted;
 	r->writebacks = ctx->st.writebacks;
+	r->writeback_bytes = ctx->st.writeback_bytes;
+	r->writeback_late = ctx->st.writeback_late;
+	r->writeback_errors = ctx->st.writeback_errors;
+	r->recorders = ctx->recorders;
 }
 
 /* The index-th file record; a listing that asks 0, 1, 2... is one walk (files.c). */

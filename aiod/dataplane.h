@@ -7,7 +7,7 @@
  *   waitq.c      requests waiting for free cache blocks; the pin quota
  *   read.c       READ0: hits, misses, loads from the disk
  *   readahead.c  what a sequential or stream reader will need next
- *   write.c      WRITE0/WRITE1, WROTE, write-back aggregation, FSYNC
+ *   write.c      WRITE0/WRITE1, WROTE (their write-back: writeback.c), FSYNC
  *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later

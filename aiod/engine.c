@@ -37,6 +37,7 @@ struct engine_op {
 	uint64_t off;
 	uint32_t done_bytes;
 	bool datasync;
+	unsigned sfr_flags;	/* WRITEBACK: sync_file_range flags */
 	uint32_t niov;		/* READV: blocks left; iov advances over short reads */
 	struct iovec iov[ENGINE_MAX_IOV];
 	aiod_engine_done_fn done;
@@ -104,7 +105,8 @@ static void engine_prep(struct aiod_engine *e, struct io_uring_sqe *sqe, struct 
 		io_uring_prep_fsync(sqe, op->fd, op->datasync ? IORING_FSYNC_DATASYNC : 0);
 		break;
 	case ENGINE_WRITEBACK:
-		io_uring_prep_sync_file_range(sqe, op->fd, op->len, op->off, SYNC_FILE_RANGE_WRITE);
+		/* IORING_OP_SYNC_FILE_RANGE always runs in io-wq: its waits block a worker, not us. */
+		io_uring_prep_sync_file_range(sqe, op->fd, op->len, op->off, op->sfr_flags);
 		break;
 	}
 	io_uring_sqe_set_data(sqe, op);
@@ -343,7 +345,7 @@ static int engine_queue(struct aiod_engine *e, enum engine_op_kind kind, int fd,
 {
 	struct engine_op *op;
 
-	if (kind != ENGINE_FSYNC && kind != ENGINE_WRITEBACK && (block >= e->nblocks || buf_off > e->block_size ||
+	if (kind != ENGINE_FSYNC && (block >= e->nblocks || buf_off > e->block_size ||
 				     len > e->block_size - buf_off)) {
 		return -EINVAL;
 	}
@@ -354,7 +356,7 @@ static int engine_queue(struct aiod_engine *e, enum engine_op_kind kind, int fd,
 	op->kind = kind;
 	op->fd = fd;
 	op->block = block;
-	op->buf = kind == ENGINE_WRITEBACK ? NULL : e->bufs + (uint64_t)block * e->block_size + buf_off;
+	op->buf = kind == ENGINE_FSYNC ? NULL : e->bufs + (uint64_t)block * e->block_size + buf_off;
 	op->len = len;
 	op->off = off;
 	op->datasync = datasync;
@@ -414,11 +416,22 @@ int aiod_engine_fsync(struct aiod_engine *e, int fd, bool datasync, uint64_t dea
 			    private_data);
 }
 
-int aiod_engine_writeback(struct aiod_engine *e, int fd, uint64_t off, uint32_t len,
+int aiod_engine_writeback(struct aiod_engine *e, int fd, uint64_t off, uint32_t len, bool wait,
 			  uint64_t deadline_ns, aiod_engine_done_fn done, void *private_data)
 {
-	return engine_queue(e, ENGINE_WRITEBACK, fd, 0, 0, len, off, false, deadline_ns, done,
-			    private_data);
+	struct engine_op *op = talloc_zero(e, struct engine_op);
+
+	if (op == NULL) {
+		return -ENOMEM;
+	}
+	op->kind = ENGINE_WRITEBACK;
+	op->fd = fd;
+	op->len = len;
+	op->off = off;
+	op->sfr_flags = wait ? SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+			       SYNC_FILE_RANGE_WAIT_AFTER
+			     : SYNC_FILE_RANGE_WRITE;
+	return engine_push(e, op, deadline_ns, done, private_data);
 }
 
 unsigned aiod_engine_cancel(struct aiod_engine *e, aiod_engine_done_fn done,

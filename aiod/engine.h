@@ -51,8 +51,16 @@ int aiod_engine_write(struct aiod_engine *e, int fd, uint32_t block, uint32_t bu
 int aiod_engine_fsync(struct aiod_engine *e, int fd, bool datasync, uint64_t deadline_ns,
 		      aiod_engine_done_fn done, void *private_data);
 
-/* Start writeback of [off, off + len) (sync_file_range WRITE): returns once queued in the kernel. */
-int aiod_engine_writeback(struct aiod_engine *e, int fd, uint64_t off, uint32_t len,
+/*
+ * Write back fd's dirty pages in [off, off + len) (sync_file_range). With
+ * wait, the operation holds its device slot until the data is on the device
+ * (WAIT_BEFORE | WRITE | WAIT_AFTER): the EDF queue, not the kernel flusher,
+ * decides when the device spends that time. Without it, it ends once the
+ * write is queued in the kernel. A wait reports a write-back error to fd's
+ * open file description and marks it seen there (errseq): wait only on a
+ * description of aiod's own, never on the client's (writeback.c).
+ */
+int aiod_engine_writeback(struct aiod_engine *e, int fd, uint64_t off, uint32_t len, bool wait,
 			  uint64_t deadline_ns, aiod_engine_done_fn done, void *private_data);
 
 /*

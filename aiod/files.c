@@ -18,6 +18,7 @@
 #include "log.h"
 #include "files.h"
 #include "streams.h"
+#include "writeback.h"
 
 static uint32_t file_hash(uint32_t mask, uint64_t dev, uint64_t ino)
 {
@@ -390,7 +391,13 @@ int aiod_open_add(struct aiod_ctx *ctx, struct aiod_opens *os, int fd, const cha
 	os->head = o;
 	os->count++;
 	aiod_stream_classify(ctx, o);
-	if (f->sclass != NULL && o->readable) {
+	/*
+	 * A reader plays the class's bitrate, a writer records it (record.c):
+	 * either way the device owes it that much. One reservation per open,
+	 * whatever its access: smbd opens a file it writes read-write as soon
+	 * as the client asked for any read access, attributes included.
+	 */
+	if (f->sclass != NULL) {
 		ret = aiod_admission_admit(ctx, o, f->sclass->bitrate);
 		if (ret != 0) {
 			o->fd = -1;	/* the caller still owns fd and closes it */
@@ -428,6 +435,7 @@ void aiod_open_close(struct aiod_ctx *ctx, struct aiod_opens *os, struct aiod_op
 		os->count--;
 	}
 	o->next = NULL;
+	aiod_writeback_close(ctx, o);	/* may make o busy: its fd stays for the last run */
 	o->closing = true;
 	if (o->busy == 0) {
 		open_free(ctx, o);

@@ -8,7 +8,7 @@
  * the bytes into the page cache itself (one copy instead of two), and aiod
  * drops the cached blocks of the range before it answers, so no reader after
  * the acknowledgement can see old bytes, and schedules the write-back as for
- * its own writes (write aggregation, while streams are open).
+ * its own writes (writeback.c: write aggregation, recorders).
  *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -20,6 +20,7 @@
 #include "log.h"
 #include "files.h"
 #include "session.h"
+#include "writeback.h"
 
 static void write_seg_done(void *private_data, int result);
 
@@ -79,63 +80,6 @@ bool aiod_write0_start(struct aiod_req *r)
 	return false;
 }
 
-static void writeback_done(void *private_data, int result)
-{
-	struct aiod_load *wb = private_data;	/* only ctx and open are used */
-
-	if (result < 0) {
-		AIOD_DEBUG("writeback of %s: %s", wb->open->name, strerror(-result));
-	}
-	aiod_open_idle(wb->ctx, wb->open);
-	talloc_free(wb);
-}
-
-/*
- * Write aggregation (paper: 1.1x write): the page cache already merges a
- * sequential writer's small writes; we make them reach the disk as large
- * contiguous writes, io_size at a time, as soon as that much is there, rather
- * than in a burst at the kernel's dirty expiry that would stall the streams'
- * reads. Writes stay acknowledged at page-cache time; this only schedules the
- * disk. Random writers are left to the kernel, and so is everything while no
- * stream is open: then there are no reads to protect, and starting the
- * write-back here would only move the kernel flusher's work into aiod.
- */
-static void aggregate_writeback(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off,
-				uint64_t len)
-{
-	uint64_t io = ctx->cfg->readahead_io_size;
-	struct aiod_load *wb;
-
-	if (off != o->wb_end) {
-		o->wb_start = off;	/* not sequential: start a new run */
-	}
-	o->wb_end = off + len;
-	if (o->wb_end - o->wb_start < io) {
-		return;
-	}
-	if (ctx->streams == 0) {
-		o->wb_start = o->wb_end;	/* the kernel writes this run back */
-		return;
-	}
-	wb = talloc_zero(ctx, struct aiod_load);
-	if (wb == NULL) {
-		return;
-	}
-	wb->ctx = ctx;
-	wb->open = o;
-	aiod_open_busy(o);
-	if (aiod_engine_writeback(ctx->engine, o->fd, o->wb_start,
-				  (uint32_t)(o->wb_end - o->wb_start),
-				  aiod_now_ns() + (uint64_t)ctx->cfg->be_deadline_ms * 1000000ull,
-				  writeback_done, wb) != 0) {
-		aiod_open_idle(ctx, o);
-		talloc_free(wb);
-		return;
-	}
-	ctx->st.writebacks++;
-	o->wb_start = o->wb_end;
-}
-
 static void write1_finish(struct aiod_req *r)
 {
 	struct aiod_ctx *ctx = r->ctx;
@@ -164,7 +108,7 @@ static void write1_finish(struct aiod_req *r)
 		r->open->file->known_size = r->off + total;
 	}
 	if (total > 0) {
-		aggregate_writeback(ctx, r->open, r->off, total);
+		aiod_writeback_wrote(ctx, r->open, r->off, total);
 	}
 	aiod_req_end(r, total > 0 || r->error == 0 ? (int)total : r->error);
 }
@@ -244,7 +188,7 @@ void aiod_wrote_handle(struct aiod_ctx *ctx, struct aiod_session *s, struct aiod
 		if (end > o->file->known_size) {
 			o->file->known_size = end;
 		}
-		aggregate_writeback(ctx, o, m->offset, m->length);
+		aiod_writeback_wrote(ctx, o, m->offset, m->length);
 	}
 	aiod_reply_simple(ctx, s, RTIO_OP_WROTE, m->hdr.req_id, 0);
 }

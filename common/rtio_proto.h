@@ -185,11 +185,15 @@ struct rtio_stats_rep {
 	uint64_t capacity_Bps;		/* device capacity admission works with, 0 = unknown */
 	uint64_t admission_refused;
 	uint64_t admission_demoted;
-	uint64_t writebacks;		/* aggregated writeback requests (write aggregation) */
+	uint64_t writebacks;		/* write-back requests aiod queued (write aggregation) */
 	uint64_t file_records;		/* files aiod keeps: open, or with cached blocks */
 	uint64_t watches;		/* of them, watched for outside changes (inotify) */
 	uint64_t outside_changes;	/* changes by writers aiod was not told about */
 	uint64_t outside_blocks;	/* cached blocks those changes dropped */
+	uint64_t writeback_bytes;	/* bytes those requests wrote back */
+	uint64_t writeback_late;	/* of them, requests done after their deadline */
+	uint64_t writeback_errors;	/* failed (EIO...): the data's own fsync reports them */
+	uint64_t recorders;		/* opens written as streams (recorders) now */
 };
 
 /* FILE_STATS: the index-th file aiod knows; -ENOENT past the last. */
@@ -271,7 +275,7 @@ _Static_assert(sizeof(struct rtio_close_req) == 40, "rtio_close_req");
 _Static_assert(sizeof(struct rtio_ftruncate_req) == 48, "rtio_ftruncate_req");
 _Static_assert(sizeof(struct rtio_unlink_req) == 48, "rtio_unlink_req");
 _Static_assert(sizeof(struct rtio_invalidate_req) == 56, "rtio_invalidate_req");
-_Static_assert(sizeof(struct rtio_stats_rep) == 256, "rtio_stats_rep");
+_Static_assert(sizeof(struct rtio_stats_rep) == 288, "rtio_stats_rep");
 _Static_assert(sizeof(struct rtio_file_stats_req) == 40, "rtio_file_stats_req");
 _Static_assert(sizeof(struct rtio_file_stats_rep) == 208, "rtio_file_stats_rep");
 _Static_assert(sizeof(struct rtio_io_req) == 56, "rtio_io_req");

@@ -30,6 +30,8 @@ static void usage(FILE *f)
 	fprintf(f, "Usage: aiodctl [-s SOCKET] [-t TIMEOUT_MS] stats | files\n"
 		   "       aiodctl [-s SOCKET] cat FILE [OFFSET [LENGTH]]\n"
 		   "       aiodctl [-s SOCKET] write FILE [OFFSET]   (data from stdin)\n"
+		   "stats prints aiod's counters as key=value lines; aiod(8) explains them\n"
+		   "(recorders and writeback_*: section RECORDERS).\n"
 		   "Default socket: " DEFAULT_SOCKET "\n");
 }
 
@@ -79,7 +81,11 @@ static int cmd_stats(struct rtio_client *c)
 	P(capacity_Bps);
 	P(admission_refused);
 	P(admission_demoted);
+	P(recorders);
 	P(writebacks);
+	P(writeback_bytes);
+	P(writeback_late);
+	P(writeback_errors);
 	P(file_records);
 	P(watches);
 	P(outside_changes);

@@ -9,6 +9,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include <sys/uio.h>
 
@@ -25,6 +26,7 @@ struct fake_op {
 	uint32_t len;
 	uint64_t off;
 	uint32_t n;			/* READV: blocks */
+	bool wait;			/* WRITEBACK */
 	uint32_t blocks[64];
 	uint64_t deadline_ns;
 	aiod_engine_done_fn done;
@@ -36,6 +38,7 @@ struct aiod_engine {
 	uint32_t block_size, nblocks;
 	struct fake_op *ops;
 	struct aiod_engine_stats st;
+	int fail_next;			/* 0, or the result of the next operation run */
 };
 
 struct aiod_engine *aiod_engine_create(TALLOC_CTX *mem_ctx, struct tevent_context *ev,
@@ -144,7 +147,7 @@ int aiod_engine_fsync(struct aiod_engine *e, int fd, bool datasync, uint64_t dea
 	return op == NULL ? -ENOMEM : fake_push(e, op, deadline_ns, done, private_data);
 }
 
-int aiod_engine_writeback(struct aiod_engine *e, int fd, uint64_t off, uint32_t len,
+int aiod_engine_writeback(struct aiod_engine *e, int fd, uint64_t off, uint32_t len, bool wait,
 			  uint64_t deadline_ns, aiod_engine_done_fn done, void *private_data)
 {
 	struct fake_op *op = fake_new(e, FAKE_WRITEBACK, fd, off);
@@ -153,6 +156,7 @@ int aiod_engine_writeback(struct aiod_engine *e, int fd, uint64_t off, uint32_t 
 		return -ENOMEM;
 	}
 	op->len = len;
+	op->wait = wait;
 	return fake_push(e, op, deadline_ns, done, private_data);
 }
 
@@ -208,7 +212,11 @@ static int fake_do(struct aiod_engine *e, const struct fake_op *op)
 		n = fsync(op->fd);
 		break;
 	case FAKE_WRITEBACK:
-		n = 0;
+		/* The real call: a descriptor that cannot take it fails the test's checks. */
+		n = sync_file_range(op->fd, (off_t)op->off, op->len,
+				    op->wait ? SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+						SYNC_FILE_RANGE_WAIT_AFTER
+					     : SYNC_FILE_RANGE_WRITE);
 		break;
 	}
 	return n < 0 ? -errno : (int)n;
@@ -290,7 +298,14 @@ bool fake_engine_run_one(struct aiod_engine *e)
 	*pp = ord[0]->next;
 	e->st.queued--;
 	e->st.completed++;
-	ord[0]->done(ord[0]->private_data, fake_do(e, ord[0]));
+	if (e->fail_next != 0) {
+		int result = e->fail_next;
+
+		e->fail_next = 0;
+		ord[0]->done(ord[0]->private_data, result);
+	} else {
+		ord[0]->done(ord[0]->private_data, fake_do(e, ord[0]));
+	}
 	talloc_free(ord[0]);
 	return true;
 }
@@ -304,4 +319,37 @@ unsigned fake_engine_run(struct aiod_engine *e)
 		ran++;
 	}
 	return ran;
+}
+
+unsigned fake_engine_writebacks(const struct aiod_engine *e, struct fake_writeback *out,
+				unsigned max)
+{
+	unsigned n = 0;
+
+	for (const struct fake_op *op = e->ops; op != NULL; op = op->next) {
+		if (op->kind != FAKE_WRITEBACK) {
+			continue;
+		}
+		if (n < max) {
+			out[n] = (struct fake_writeback){ .fd = op->fd, .off = op->off, .len = op->len,
+							  .wait = op->wait,
+							  .deadline_ns = op->deadline_ns };
+		}
+		n++;
+	}
+	/* By offset (a handful of entries: insertion sort). */
+	for (unsigned i = 1; i < n && i < max; i++) {
+		for (unsigned j = i; j > 0 && out[j - 1].off > out[j].off; j--) {
+			struct fake_writeback t = out[j];
+
+			out[j] = out[j - 1];
+			out[j - 1] = t;
+		}
+	}
+	return n;
+}
+
+void fake_engine_fail_next(struct aiod_engine *e, int result)
+{
+	e->fail_next = result;
 }

@@ -12,6 +12,15 @@
 
 struct aiod_engine;
 
+/* A queued write-back, as aiod asked for it. */
+struct fake_writeback {
+	int fd;
+	uint64_t off;
+	uint32_t len;
+	bool wait;		/* holds the device until the data is there */
+	uint64_t deadline_ns;
+};
+
 /* Operations queued and not yet run. */
 unsigned fake_engine_pending(const struct aiod_engine *e);
 /* The earliest deadline among them, UINT64_MAX if none. */
@@ -33,5 +42,10 @@ bool fake_engine_op(const struct aiod_engine *e, unsigned i, struct fake_engine_
 bool fake_engine_run_one(struct aiod_engine *e);
 /* Run every queued operation (and those their callbacks queue), earliest deadline first. */
 unsigned fake_engine_run(struct aiod_engine *e);
+/* The queued write-backs into out (max entries: pass room for all), by file offset; how many are queued. */
+unsigned fake_engine_writebacks(const struct aiod_engine *e, struct fake_writeback *out,
+				unsigned max);
+/* The next operation run completes with result (-EIO...) instead of doing its I/O. */
+void fake_engine_fail_next(struct aiod_engine *e, int result);
 
 #endif

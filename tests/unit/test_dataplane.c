@@ -1,7 +1,8 @@
 /*
- * Unit tests of aiod's request layer (request.c, read.c, waitq.c) against a
- * fake engine (fake_engine.c): no io_uring, no disk timing; the test decides
- * when the "device" completes. A real session (socketpair, real message
+ * Unit tests of aiod's request layer (request.c, read.c, waitq.c) and of
+ * recorders' write-back (write.c, writeback.c, record.c, admission at OPEN)
+ * against a fake engine (fake_engine.c): no io_uring, no disk timing; the
+ * test decides when the "device" completes. A real session (socketpair, real message
  * queues, the real CONNECT and OPEN) feeds aiod_data_handle() directly and
  * reads the replies from the reply queue.
  *
@@ -11,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <mqueue.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -33,6 +35,7 @@
 #include "streams.h"
 #include "requests.h"
 #include "handlers.h"
+#include "peer.h"
 #include "session.h"
 
 #define BS      (1u << 20)
@@ -59,24 +62,34 @@ static uint8_t pattern(uint64_t off)
 static int control(struct fixture *f, void *msg, size_t len, int *fd, union rtio_msg *rep,
 		   int *fds, unsigned nfds)
 {
+	struct pollfd pfd = { .fd = f->sock, .events = POLLIN };
 	unsigned got = nfds;
 
 	assert_int_equal(rtio_sock_send(f->sock, msg, len, fd, fd != NULL ? 1 : 0), 0);
-	assert_int_equal(tevent_loop_once(f->ctx->ev), 0);
+	/* Other events may come first (the watch sees the tests' unlinks). */
+	for (int i = 0; i < 16 && poll(&pfd, 1, 0) == 0; i++) {
+		assert_int_equal(tevent_loop_once(f->ctx->ev), 0);
+	}
 	assert_true(rtio_sock_recv(f->sock, rep, sizeof(*rep), fds, &got, 1000) > 0);
 	return rep->hdr.result;
 }
 
-static void send_io(struct fixture *f, uint16_t op, uint64_t off, uint32_t len)
+static void send_io_to(struct fixture *f, uint64_t file_id, uint16_t op, uint64_t off,
+		       uint32_t len)
 {
 	struct rtio_io_req m;
 
 	memset(&m, 0, sizeof(m));
 	rtio_hdr_init(&m.hdr, op, sizeof(m), ++f->next_req);
-	m.file_id = f->file_id;
+	m.file_id = file_id;
 	m.offset = off;
 	m.length = len;
 	aiod_data_handle(f->ctx, f->s, (const union rtio_msg *)&m, sizeof(m));
+}
+
+static void send_io(struct fixture *f, uint16_t op, uint64_t off, uint32_t len)
+{
+	send_io_to(f, f->file_id, op, off, len);
 }
 
 static void send_release(struct fixture *f, uint64_t token)
@@ -167,8 +180,10 @@ static int teardown(void **state)
 	struct fixture *f = *state;
 	char path[128];
 
-	close(f->sock);		/* the session sees it go */
-	(void)tevent_loop_once(f->ctx->ev);
+	close(f->sock);		/* the session sees it go (after the watch's events, if any) */
+	for (int i = 0; i < 16 && f->ctx->sessions != NULL; i++) {
+		(void)tevent_loop_once(f->ctx->ev);
+	}
 	assert_null(f->ctx->sessions);
 	assert_int_equal(f->ctx->cache->pinned, 0);
 	assert_null(f->ctx->blocked);
@@ -270,12 +285,306 @@ static void test_dispatch_rejects(void **state)
 	assert_int_equal(f->ctx->st.protocol_errors, perr + 1);
 }
 
+/* ---- recorders: write-back as planned device time ---- */
+
+#define IO_SIZE (4 * BS)
+#define RATE    100000000ull	/* the class's bits/s */
+/* A full run of a recorder at RATE is due when its next run is full: IO_SIZE * 8 / RATE. */
+#define RUN_NS  ((uint64_t)IO_SIZE * 8 * 1000000000ull / RATE)
+
+static void use_recorder_class(struct fixture *f)
+{
+	struct aiod_config *cfg = f->ctx->cfg;
+
+	cfg->n_classes = 1;
+	cfg->classes[0] = (struct aiod_stream_class){ .name = "hd", .match = "*.mxf",
+						      .bitrate = RATE, .prebuffer_ms = 1000 };
+	cfg->readahead_io_size = IO_SIZE;
+}
+
+/* Create dir/name, open it with flags and register it with aiod; OPEN's result. */
+static int open_as(struct fixture *f, const char *name, int flags, uint64_t *id)
+{
+	struct rtio_open_req op;
+	union rtio_msg rep;
+	char path[160];
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "%s/%s", f->dir, name);
+	fd = open(path, flags | O_CREAT | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	memset(&op, 0, sizeof(op));
+	rtio_hdr_init(&op.hdr, RTIO_OP_OPEN, sizeof(op), ++f->next_req);
+	op.flags = (flags & O_ACCMODE) != O_RDONLY ? RTIO_OPEN_WRITABLE : 0;
+	snprintf(op.name, sizeof(op.name), "%s", name);
+	ret = control(f, &op, sizeof(op), &fd, &rep, NULL, 0);
+	close(fd);		/* aiod holds its own copy */
+	unlink(path);		/* aiod's descriptor keeps the inode; the directory empties */
+	*id = rep.open_rep.file_id;
+	return ret;
+}
+
+static int close_id(struct fixture *f, uint64_t id)
+{
+	struct rtio_close_req m;
+	union rtio_msg rep;
+
+	memset(&m, 0, sizeof(m));
+	rtio_hdr_init(&m.hdr, RTIO_OP_CLOSE, sizeof(m), ++f->next_req);
+	m.file_id = id;
+	return control(f, &m, sizeof(m), NULL, &rep, NULL, 0);
+}
+
+/* smbd wrote [off, off + len) of id into the page cache; the time around aiod's handling. */
+static void wrote(struct fixture *f, uint64_t id, uint64_t off, uint32_t len, uint64_t *t0,
+		  uint64_t *t1)
+{
+	union rtio_msg m;
+
+	*t0 = aiod_now_ns();
+	send_io_to(f, id, RTIO_OP_WROTE, off, len);
+	*t1 = aiod_now_ns();
+	assert_true(reply(f, &m));
+	assert_int_equal(m.hdr.result, 0);
+}
+
+static struct aiod_open *open_of(struct fixture *f, uint64_t id)
+{
+	struct aiod_open *o = aiod_open_find(&aiod_peer_of(f->s)->opens, id);
+
+	assert_non_null(o);
+	return o;
+}
+
+/*
+ * A class-matched writer's runs go to the device whole, each due when the
+ * next would be full at the class bitrate; the tail goes at CLOSE.
+ *
+ *   writes  |0|1|2|3|4|5|6|7|8|        1 MiB each
+ *   runs    |   run 0 |  run 1  |8|    queued at writes 3 and 7; 8 at CLOSE
+ *
+ * The test writes far faster than the class: run 1 is due a run's time
+ * after run 0 (record.c paces them), the tail a quarter run after that.
+ */
+static void test_recorder_runs_due_at_class_rate(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_ctx *ctx = f->ctx;
+	struct fake_writeback wb[8];
+	uint64_t id, t0[9], t1[9];
+	struct aiod_open *o;
+
+	use_recorder_class(f);
+	assert_int_equal(open_as(f, "rec.mxf", O_RDWR, &id), 0);
+	o = open_of(f, id);
+	for (uint32_t i = 0; i < 9; i++) {
+		wrote(f, id, (uint64_t)i * BS, BS, &t0[i], &t1[i]);
+		assert_int_equal(fake_engine_writebacks(ctx->engine, wb, 8), (i + 1) / 4);
+	}
+	assert_int_equal(ctx->recorders, 1);
+	for (uint32_t k = 0; k < 2; k++) {
+		assert_int_equal(wb[k].off, (uint64_t)k * IO_SIZE);
+		assert_int_equal(wb[k].len, IO_SIZE);
+		assert_true(wb[k].wait);		/* holds the device until written */
+		assert_int_not_equal(wb[k].fd, o->fd);	/* never waits on smbd's description */
+	}
+	/* Due when the next run is full: at the rate, a run's time after it was complete. */
+	assert_in_range(wb[0].deadline_ns, t0[3] + RUN_NS, t1[3] + RUN_NS);
+	assert_int_equal(wb[1].deadline_ns, wb[0].deadline_ns + RUN_NS);
+	assert_int_equal(close_id(f, id), 0);
+	assert_int_equal(fake_engine_writebacks(ctx->engine, wb, 8), 3);
+	assert_int_equal(wb[2].off, 2ull * IO_SIZE);
+	assert_int_equal(wb[2].len, BS);
+	assert_int_equal(wb[2].deadline_ns, wb[1].deadline_ns + RUN_NS / 4);
+	assert_int_equal(ctx->recorders, 0);
+	assert_int_equal(ctx->streams, 1);	/* the reservation lasts while its last run is due */
+	assert_int_equal(fake_engine_run(ctx->engine), 3);
+	assert_int_equal(ctx->st.writebacks, 3);
+	assert_int_equal(ctx->st.writeback_bytes, 9ull * BS);
+	assert_int_equal(ctx->st.writeback_late, 0);
+	assert_int_equal(ctx->st.writeback_errors, 0);
+	assert_int_equal(ctx->streams, 0);
+	assert_int_equal(ctx->reserved_Bps, 0);
+}
+
+/*
+ * A recorder that goes back (to rewrite its header, as MXF writers do when
+ * they finish) ends its run: the unfinished run is queued then, not left to
+ * the kernel's expiry.
+ */
+static void test_recorder_jump_queues_its_run(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_ctx *ctx = f->ctx;
+	struct fake_writeback wb[4];
+	uint64_t id, t0, t1;
+
+	use_recorder_class(f);
+	assert_int_equal(open_as(f, "take.mxf", O_RDWR, &id), 0);
+	for (uint32_t i = 0; i < 3; i++) {
+		wrote(f, id, (uint64_t)i * BS, BS, &t0, &t1);
+	}
+	assert_int_equal(fake_engine_writebacks(ctx->engine, wb, 4), 0);
+	wrote(f, id, 0, 4096, &t0, &t1);	/* the header */
+	assert_int_equal(fake_engine_writebacks(ctx->engine, wb, 4), 1);
+	assert_int_equal(wb[0].off, 0);
+	assert_int_equal(wb[0].len, 3 * BS);
+	assert_in_range(wb[0].deadline_ns, t0 + RUN_NS, t1 + RUN_NS);
+	assert_int_equal(ctx->recorders, 1);	/* still one */
+	assert_int_equal(close_id(f, id), 0);
+	assert_int_equal(fake_engine_run(ctx->engine), 2);	/* and the header at CLOSE */
+	assert_int_equal(ctx->st.writeback_bytes, 3ull * BS + 4096);
+}
+
+/* Writes that never make a run, even to a stream file with a stream open: the kernel's. */
+static void test_random_writer_left_to_kernel(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_ctx *ctx = f->ctx;
+	static const uint32_t at[] = { 6, 1, 4, 0, 9, 3, 7 };	/* in MiB, 2 MiB each */
+	struct fake_writeback wb[4];
+	uint64_t id, t0, t1;
+
+	use_recorder_class(f);
+	assert_int_equal(open_as(f, "edit.mxf", O_RDWR, &id), 0);
+	assert_int_equal(ctx->streams, 1);	/* scheduling is on: only the pattern decides */
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		wrote(f, id, (uint64_t)at[i] * BS, 2 * BS, &t0, &t1);
+	}
+	assert_int_equal(ctx->recorders, 0);
+	assert_int_equal(close_id(f, id), 0);
+	assert_int_equal(fake_engine_writebacks(ctx->engine, wb, 4), 0);
+	assert_int_equal(ctx->st.writebacks, 0);
+}
+
+/*
+ * A writable open of a stream file reserves the class bitrate once, whatever
+ * its access, gives it back at close, and is refused like a reader when the
+ * device is full.
+ */
+static void test_recorder_admission(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_ctx *ctx = f->ctx;
+	struct fake_writeback wb[4];
+	uint64_t rw, wo, id, t0, t1;
+
+	use_recorder_class(f);
+	assert_int_equal(open_as(f, "a.mxf", O_RDWR, &rw), 0);
+	assert_int_equal(open_as(f, "b.mxf", O_WRONLY, &wo), 0);
+	assert_int_equal(ctx->streams, 2);
+	assert_int_equal(ctx->reserved_Bps, 2 * RATE / 8);
+	assert_int_equal(open_of(f, rw)->file->reserved_bps, RATE);
+	/*
+	 * Write-only: no description of aiod's own to wait on, so the write is
+	 * only started. Writes of 1.5 MiB: a run is still io_size, the rest waits.
+	 */
+	for (uint32_t i = 0; i < 3; i++) {
+		wrote(f, wo, (uint64_t)i * (3 * BS / 2), 3 * BS / 2, &t0, &t1);
+	}
+	assert_int_equal(fake_engine_writebacks(ctx->engine, wb, 4), 1);
+	assert_int_equal(wb[0].off, 0);
+	assert_int_equal(wb[0].len, IO_SIZE);
+	assert_false(wb[0].wait);
+	assert_int_equal(wb[0].fd, open_of(f, wo)->fd);
+	assert_int_equal(close_id(f, rw), 0);
+	assert_int_equal(close_id(f, wo), 0);
+	(void)fake_engine_run(ctx->engine);
+	assert_int_equal(ctx->streams, 0);
+	assert_int_equal(ctx->reserved_Bps, 0);
+
+	ctx->cfg->admission_mode = "refuse";
+	ctx->capacity_Bps = 2 * RATE / 8;	/* less the 5 % headroom: room for one */
+	assert_int_equal(open_as(f, "c.mxf", O_RDWR, &id), 0);
+	assert_int_equal(open_as(f, "d.mxf", O_WRONLY, &wo), -ENOBUFS);
+	assert_int_equal(ctx->admission_refused, 1);
+	assert_int_equal(ctx->streams, 1);
+	assert_int_equal(close_id(f, id), 0);
+	assert_int_equal(ctx->streams, 0);
+}
+
+/*
+ * A recorder demoted by admission is still scheduled, with no stream open,
+ * so its dirty data stays bounded; without a reservation it is no more
+ * urgent than best effort. A writer without a class is the kernel's then.
+ */
+static void test_demoted_recorder_scheduled_without_streams(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_ctx *ctx = f->ctx;
+	uint64_t be = (uint64_t)ctx->cfg->be_deadline_ms * 1000000ull;
+	struct fake_writeback wb[4];
+	uint64_t rec, bulk, t0 = 0, t1 = 0;
+
+	assert_true(be > RUN_NS);
+	use_recorder_class(f);
+	ctx->capacity_Bps = 1000;
+	assert_int_equal(open_as(f, "late.mxf", O_RDWR, &rec), 0);
+	assert_int_equal(open_as(f, "bulk.bin", O_RDWR, &bulk), 0);
+	assert_int_equal(ctx->streams, 0);
+	assert_int_equal(ctx->admission_demoted, 1);
+	for (uint32_t i = 0; i < 4; i++) {
+		wrote(f, bulk, (uint64_t)i * BS, BS, &t0, &t1);
+	}
+	assert_int_equal(fake_engine_writebacks(ctx->engine, wb, 4), 0);
+	for (uint32_t i = 0; i < 4; i++) {
+		wrote(f, rec, (uint64_t)i * BS, BS, &t0, &t1);
+	}
+	assert_int_equal(fake_engine_writebacks(ctx->engine, wb, 4), 1);
+	assert_int_equal(wb[0].len, IO_SIZE);
+	assert_in_range(wb[0].deadline_ns, t0 + be, t1 + be);
+	assert_int_equal(close_id(f, rec), 0);
+	assert_int_equal(close_id(f, bulk), 0);
+	(void)fake_engine_run(ctx->engine);
+}
+
+/* A write-back that fails is counted (and logged once); one done after its deadline is late. */
+static void test_writeback_error_and_late_counted(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_ctx *ctx = f->ctx;
+	uint64_t id, t0, t1;
+
+	use_recorder_class(f);
+	assert_int_equal(open_as(f, "bad.mxf", O_RDWR, &id), 0);
+	for (uint32_t i = 0; i < 4; i++) {
+		wrote(f, id, (uint64_t)i * BS, BS, &t0, &t1);
+	}
+	fake_engine_fail_next(ctx->engine, -EIO);
+	assert_int_equal(fake_engine_run(ctx->engine), 1);
+	assert_int_equal(ctx->st.writeback_errors, 1);
+	assert_int_equal(ctx->st.writeback_bytes, 0);
+	assert_true(open_of(f, id)->wb_error_logged);
+
+	/* A class so fast that its next run is full at once: due now, done later. */
+	ctx->cfg->classes[0].bitrate = 1000000000000000ull;
+	ctx->cfg->admission_mode = "off";	/* reserved: not floored at best effort */
+	assert_int_equal(close_id(f, id), 0);	/* the reservation goes with it */
+	assert_int_equal(open_as(f, "fast.mxf", O_RDWR, &id), 0);
+	for (uint32_t i = 0; i < 4; i++) {
+		wrote(f, id, (uint64_t)i * BS, BS, &t0, &t1);
+	}
+	usleep(2000);
+	assert_int_equal(fake_engine_run(ctx->engine), 1);
+	assert_int_equal(ctx->st.writeback_late, 1);
+	assert_int_equal(ctx->st.writeback_bytes, IO_SIZE);
+	assert_int_equal(ctx->st.writeback_errors, 1);
+	assert_int_equal(close_id(f, id), 0);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_read_miss_then_hit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_waits_for_a_free_block, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dispatch_rejects, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recorder_runs_due_at_class_rate, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recorder_jump_queues_its_run, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_random_writer_left_to_kernel, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_recorder_admission, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_demoted_recorder_scheduled_without_streams, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_writeback_error_and_late_counted, setup, teardown),
 	};
 
 	if (argc > 1) {

@@ -613,6 +613,9 @@ static void test_write_aggregation_only_with_streams(void **state)
 
 	/* 8 MiB written sequentially to a stream file: two 4 MiB write-backs. */
 	assert_int_equal(run_writer(f, "clip.mxf"), 2);
+	/* Through io_uring, waiting on aiod's own description of the file: done, no error. */
+	assert_int_equal(ctx->st.writeback_bytes, 8 * BS);
+	assert_int_equal(ctx->st.writeback_errors, 0);
 	/* The same to a bulk file with no stream open: the kernel's business. */
 	assert_int_equal(ctx->streams, 0);
 	assert_int_equal(run_writer(f, "bulk.bin"), 0);

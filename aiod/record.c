@@ -1,0 +1,149 @@
+/*
+ * Recorders: the writers of streams. An ingest station records camera feeds
+ * into files at a fixed bitrate; its writes land in the page cache at once,
+ * so what can disturb playback is only when their write-back takes the
+ * device. aiod plans that time like a stream's reads: a recorder's data goes
+ * to the disk in io_size runs (writeback.c), each due when the next run
+ * would be full at the recorder's rate. The device writes one run while the
+ * recorder fills the next, so about two runs per recorder are ever dirty,
+ * and EDF places those writes between the stream reads that are due. Runs
+ * are never due closer together than the rate allows, so a writer faster
+ * than its reservation gets what it reserved first and the rest later.
+ *
+ * A recorder is a writable open of a file matching a [stream.NAME] class
+ * that writes sequentially (its rate is the class bitrate, and files.c
+ * admitted it like a reader), or any writer that has kept writing
+ * sequentially for a while (its rate is measured, as the read pattern
+ * analyzer in stream.c measures a steady reader's).
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "aiod.h"
+#include "log.h"
+#include "record.h"
+#include "streams.h"
+
+/*
+ * Writes in a row that continue the previous one before a class-matched
+ * writer counts as a recorder: an editor who rewrites a clip's header has
+ * write access to a stream file too, but makes one write, not a run.
+ */
+#define RECORD_CLASS_RUN 2
+/* A writer without a class: as long and as steady as the reader stream.c promotes. */
+#define RECORD_STEADY_RUN 8
+#define RECORD_STEADY_NS 2000000000ull
+
+static void record_become(struct aiod_ctx *ctx, struct aiod_open *o)
+{
+	o->recorder = true;
+	ctx->recorders++;
+	AIOD_INFO("%s: recorder at %llu bit/s (%s), write-back scheduled by aiod", o->name,
+		  (unsigned long long)aiod_record_rate(o),
+		  o->file->sclass != NULL ? "stream class" : "measured");
+}
+
+void aiod_record_observe(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off, uint64_t len,
+			 uint64_t now)
+{
+	if (off == o->wr_next && o->wr_seq < UINT32_MAX) {
+		o->wr_seq++;
+	} else if (off != o->wr_next) {
+		/* A jump (a header rewritten, a random writer): a new run, measured afresh. */
+		o->wr_seq = 0;
+		o->wr_t0_ns = now;
+		o->wr_off0 = off;
+	}
+	if (o->wr_t0_ns == 0) {
+		o->wr_t0_ns = now;
+		o->wr_off0 = off;
+	}
+	o->wr_next = off + len;
+	if (o->wr_seq >= RECORD_STEADY_RUN && now - o->wr_t0_ns >= RECORD_STEADY_NS) {
+		/* The average since the run began: steady writers are what we plan for. */
+		o->wr_bps = (uint64_t)((unsigned __int128)(o->wr_next - o->wr_off0) * 8000000000ull /
+				       (now - o->wr_t0_ns));
+	}
+	if (o->recorder) {
+		return;
+	}
+	if (o->file->sclass != NULL && o->wr_seq >= RECORD_CLASS_RUN) {
+		record_become(ctx, o);
+	} else if (o->file->sclass == NULL && o->wr_bps > 0) {
+		/* As for readers, only auto_stream turns a measured rate into a reservation. */
+		if (ctx->cfg->auto_stream) {
+			(void)aiod_admission_admit(ctx, o, o->wr_bps);
+		}
+		record_become(ctx, o);
+	}
+}
+
+uint64_t aiod_record_rate(const struct aiod_open *o)
+{
+	if (o->reserved && o->rate_bps > 0) {
+		return o->rate_bps;
+	}
+	if (o->file->sclass != NULL) {
+		return o->file->sclass->bitrate;
+	}
+	return o->wr_bps;
+}
+
+static uint64_t record_ns_at(uint64_t bytes, uint64_t rate)
+{
+	return (uint64_t)((unsigned __int128)bytes * 8000000000ull / rate);
+}
+
+uint64_t aiod_record_run_due(const struct aiod_ctx *ctx, struct aiod_open *o, uint64_t len,
+			     uint64_t now)
+{
+	uint64_t rate = aiod_record_rate(o);
+	uint64_t best_effort = now + (uint64_t)ctx->cfg->be_deadline_ms * 1000000ull;
+	uint64_t due, paced;
+
+	if (rate == 0) {
+		return best_effort;
+	}
+	/* The next run is full io_size * 8 / rate seconds from now: this one must be out by then. */
+	due = now + record_ns_at(ctx->cfg->readahead_io_size, rate);
+	/*
+	 * Runs are due no closer together than the rate allows: a writer faster
+	 * than its class (a clip copied onto the share) gets the disk time it
+	 * reserved in EDF order, and the rest after the streams that are due.
+	 */
+	paced = o->wr_due_ns + record_ns_at(len, rate);
+	if (o->wr_due_ns != 0 && paced > due) {
+		due = paced;
+	}
+	/*
+	 * Only bandwidth admission reserved may be more urgent than best effort:
+	 * a demoted recorder, or a fast bulk copy that merely writes steadily,
+	 * must not take the disk ahead of the streams that were promised it.
+	 */
+	if (!o->reserved && due < best_effort) {
+		due = best_effort;
+	}
+	o->wr_due_ns = due;
+	return due;
+}
+
+/*
+ * While no stream is open, the kernel writes back what others write: there
+ * are no reads to protect, and doing it here would only move the flusher's
+ * work into aiod. A recorder matched by a class is scheduled even then:
+ * admission counted its bandwidth, and its dirty data stays bounded at about
+ * two runs, instead of piling up for the kernel's 30 s expiry and hitting
+ * the disk in one burst just as an editor starts to play.
+ */
+bool aiod_record_scheduled(const struct aiod_ctx *ctx, const struct aiod_open *o)
+{
+	return (o->recorder && o->file->sclass != NULL) || ctx->streams > 0;
+}
+
+void aiod_record_forget(struct aiod_ctx *ctx, struct aiod_open *o)
+{
+	if (o->recorder) {
+		o->recorder = false;
+		ctx->recorders--;
+	}
+}

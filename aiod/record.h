@@ -1,0 +1,27 @@
+/*
+ * Recorders (record.c): writers whose write-back aiod plans like a stream's
+ * reads. writeback.c asks these rules which writers it schedules and when
+ * each run of theirs is due.
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef AIOD_RECORD_H
+#define AIOD_RECORD_H
+
+#include "aiod.h"
+
+/* o wrote [off, off + len) at now (CLOCK_MONOTONIC ns): follow its runs and its rate. */
+void aiod_record_observe(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off, uint64_t len,
+			 uint64_t now);
+/* The bits/s o writes at as far as aiod knows: reserved, its class's, measured; 0 = unknown. */
+uint64_t aiod_record_rate(const struct aiod_open *o);
+/* When o's next run, len bytes complete at now, is due on the device (o remembers it). */
+uint64_t aiod_record_run_due(const struct aiod_ctx *ctx, struct aiod_open *o, uint64_t len,
+			     uint64_t now);
+/* Whether aiod, rather than the kernel's flusher, writes o's data back. */
+bool aiod_record_scheduled(const struct aiod_ctx *ctx, const struct aiod_open *o);
+/* o is closing: it no longer counts as a recorder. */
+void aiod_record_forget(struct aiod_ctx *ctx, struct aiod_open *o);
+
+#endif

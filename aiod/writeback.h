@@ -1,0 +1,18 @@
+/*
+ * Write-back runs (writeback.c): aiod pushes a writer's dirty data to the
+ * device in io_size runs, at moments the EDF queue chooses.
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef AIOD_WRITEBACK_H
+#define AIOD_WRITEBACK_H
+
+#include "aiod.h"
+
+/* o's client wrote [off, off + len) into the page cache (WROTE, or WRITE1 through aiod). */
+void aiod_writeback_wrote(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off, uint64_t len);
+/* o is closing: a recorder's last, partial run is queued too. */
+void aiod_writeback_close(struct aiod_ctx *ctx, struct aiod_open *o);
+
+#endif
