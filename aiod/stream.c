@@ -101,7 +101,7 @@ uint32_t aiod_stream_observe(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t
 		/* Random access: no read-ahead, restart the timeline and the start-up ramp. */
 		o->seq_hits = 0;
 		o->ra_next_blk = 0;
-		o->ra_ramp = 0;
+		o->ra_size = 0;
 		o->play_t0_ns = now;
 		o->play_off0 = off;
 	}

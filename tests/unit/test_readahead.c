@@ -32,6 +32,7 @@
 #include "unit_ctx.h"
 #include "dataplane.h"
 #include "files.h"
+#include "profile.h"
 #include "region.h"
 #include "streams.h"
 
@@ -128,19 +129,63 @@ static void test_ra_startup_ramp(void **state)
 {
 	struct fixture *f = *state;
 	struct fake_engine_op_info op;
-	uint64_t expect_off = BS, last_deadline = 0;
-	uint64_t sizes[] = { 2, 4, 8, 16 };
+	uint64_t expect_off = BS, last_deadline = 0, prev = 0;
+	unsigned k;
 
 	client_read(f, 0, 0);
-	/* Requests of 2, 4, 8 and then 16 blocks, in file order, deadlines along the timeline. */
-	for (unsigned k = 0; k < 4; k++) {
-		assert_true(fake_engine_op(f->ctx->engine, k, &op));
+	/*
+	 * No device profile: twice the client's read first, then a third more
+	 * with every request, until io_size; in file order, with deadlines along
+	 * the timeline.
+	 */
+	for (k = 0; fake_engine_op(f->ctx->engine, k, &op); k++) {
+		uint64_t blocks = op.len / BS;
+
 		assert_int_equal(op.off, expect_off);
-		assert_int_equal(op.len, sizes[k] * BS);
+		if (k == 0) {
+			assert_int_equal(blocks, 2);
+		} else {
+			assert_true(blocks >= prev);
+			assert_true(blocks <= prev + (prev / 3 > 1 ? prev / 3 : 1));
+		}
+		assert_true(blocks <= 16);
 		assert_true(op.deadline_ns > last_deadline);
 		last_deadline = op.deadline_ns;
 		expect_off += op.len;
+		prev = blocks;
 	}
+	assert_true(k >= 4);
+	/* The ramp goes on from where it got to as the stream plays, up to io_size. */
+	for (uint64_t b = 1; b < 200; b++) {
+		client_read(f, 0, b);
+		fake_engine_run(f->ctx->engine);
+	}
+	assert_int_equal(f->o[0]->ra_size, 16);
+}
+
+static void test_ra_ramp_starts_where_the_device_keeps_up(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_profile p;
+	struct fake_engine_op_info op;
+
+	/*
+	 * A slow device: 100 ms per request, 10 MB/s. Four streams of a block
+	 * each 125 ms: a round of requests of s blocks takes 4 * (100 + 6.55 s)
+	 * ms and plays for 125 s ms, so s must be at least 5.
+	 */
+	memset(&p, 0, sizeof(p));
+	p.version = 2;
+	p.request_us = 100000;
+	p.npoints = 1;
+	p.points[0].size = 16 * BS;
+	p.points[0].random_Bps = 9000000;
+	p.points[0].sequential_Bps = 10000000;
+	f->ctx->profile = &p;
+	client_read(f, 0, 0);
+	assert_true(fake_engine_op(f->ctx->engine, 0, &op));
+	assert_int_equal(op.len, 5 * BS);
+	f->ctx->profile = NULL;
 }
 
 static void test_ra_streams_together_each_start_first(void **state)
@@ -292,6 +337,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_ra_startup_ramp, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ra_ramp_starts_where_the_device_keeps_up, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_ra_streams_together_each_start_first, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_ra_behind_catches_up, setup, teardown),
