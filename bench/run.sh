@@ -2,11 +2,13 @@
 # make bench: every benchmark, one after the other (each takes the machine to
 # itself; never run them beside the tests). Results land in bench/results/.
 #
-#   BENCH="fio smb rt" bench/run.sh       (default: all three, about 1 hour)
+#   BENCH="fio smb rt" bench/run.sh       (default: all three; rt alone takes
+#                                         about 5-6 hours with its defaults)
+#   RT_ARGS="--scenario together --bitrates 100M" make bench   options for rt/run.sh
 #
 #   fio  bench/fio/run.sh   fio's io_uring engine directly vs fio through aiod
 #   smb  bench/smb/run.sh   smbclient get/put: plain vs io_uring vs rtio shares
-#   rt   bench/rt/run.sh    paced video streams on an emulated disk (issue 5)
+#   rt   bench/rt/run.sh    paced video streams on an emulated disk (issues 5, 11)
 #
 # Copyright (C) 2026 rtio developers
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -20,7 +22,8 @@ for b in ${BENCH:-fio smb rt}; do
 	fio) make -C "$here/.." --no-print-directory BUILD="$BUILD" \
 		"$BUILD/fio/rtio_engine.so" "$BUILD/fio/hit_rtt" && "$here/fio/run.sh" || status=1 ;;
 	smb) "$here/smb/run.sh" || status=1 ;;
-	rt) "$here/rt/run.sh" || status=1 ;;
+	rt) read -r -a rt_args <<< "${RT_ARGS:-}"	# options for rt/run.sh, split on spaces
+		"$here/rt/run.sh" "${rt_args[@]}" || status=1 ;;
 	*) echo "bench: unknown benchmark '$b' (fio, smb, rt)" >&2; status=2 ;;
 	esac
 done

@@ -50,6 +50,7 @@ echo "demo: $STREAMS streams of ${BITRATE}bit/s for $DURATION s each, started $R
 	"1 MiB reads, prebuffer $RT_CLIENT_PREBUFFER chunks; plain share vs rtio$([ "$GREEDY" = 0 ] ||
 	echo ", alone and next to a greedy reader")"
 echo "demo: emulated disk: one spindle, 14.5 ms per seek, 168 MB/s (bench/emudisk); bytes in RAM"
+echo "demo: rtio settings: $(rt_settings_label)"
 rt_emu_up "$(((DISK_MIB + 1023) / 1024))G"
 echo "demo: writing $STREAMS stream files of $MIB MiB$([ "$GMIB" = 0 ] || echo " and a $GMIB MiB file for the greedy reader")"
 rt_make_files "$STREAMS" "$MIB" "$GMIB"

@@ -7,16 +7,18 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 # Source it, call rt_init, then rt_emu_up, rt_make_files and rt_measure per
-# data point. Every process started here is recorded by pid in $RT_T/pids and
-# stopped by pid from the EXIT trap that rt_init installs (also on failure and
-# Ctrl-C); the emulated disk is torn down by its own script, which works from
-# its state file. Nothing is killed by name.
+# data point (the clients and the measured runs are in measure.sh, which this
+# file sources). Every process started here is recorded by pid in $RT_T/pids
+# and stopped by pid from the EXIT trap that rt_init installs (also on failure
+# and Ctrl-C); the emulated disk is torn down by its own script, which works
+# from its state file. Nothing is killed by name.
 #
 # Configurations (rt_measure's first argument):
 #   plain       a share without VFS modules; loop read_ahead_kb as emudisk pins it (128)
 #   plain-ra    the same share with the loop device's read_ahead_kb = $RT_BIG_RA_KB
 #   io_uring    vfs objects = io_uring
-#   rtio        vfs objects = rtio, with aiod (stream class on *.mxf)
+#   rtio        vfs objects = rtio, with aiod (stream class on *.mxf), set up
+#               as RT_SETTINGS says (rt_settings_readme / rt_settings_tuned)
 #
 # Environment (defaults in brackets):
 #   BUILD           build dir with aiod, aiodctl, emudisk, rtio-stream [<repo>/build]
@@ -26,6 +28,15 @@
 #   RT_SMBD_LOG_LEVEL  smb.conf log level [1]
 #   RT_PROBE        a command run (eval) 2 s after the last stream started, output in the run dir
 #   RT_ON_EXIT      a command the EXIT trap runs first (e.g. writing partial results)
+#   RT_SETTINGS     aiod's settings: readme (the README's recommended stream
+#                   configuration) or tuned (the bench-only values of issue 5) [readme]
+#   RT_CACHE        aiod's [cache] size, both settings [1G]
+#   RT_ADMISSION_PROFILE  an aiod --calibrate profile for [admission] profile
+#                   (run.sh fills it when RT_PROFILE=1) [none]
+#   RT_QD RT_IO_SIZE RT_PREBUFFER_MS RT_BE_DEADLINE_MS RT_BLOCK RT_DIRECT_IO
+#                   the tuned settings' values (ignored by readme)
+#   RT_CHUNK RT_CLIENT_PREBUFFER RT_STAGGER_MS RT_GREEDY_CHUNK RT_RECORDERS
+#   RT_RECORD_BITRATE RT_RECORD_CHUNK   the clients (measure.sh)
 
 RT_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 RT_ROOT=$(cd "$RT_HERE/../.." && pwd)
@@ -49,7 +60,51 @@ RT_PY=${RT_PY:-/usr/bin/python3}
 RT_STREAM_FMT='stream%02d.mxf'
 RT_GREEDY_FILE='copy.bin'
 
-# rtio settings (bench/rt/README.md says why these values)
+# ---- rtio settings ----
+#
+# RT_SETTINGS=readme: what README.md recommends for streams ("Real-time
+# streams in three settings"), nothing else; aiod's defaults everywhere else.
+# Two deviations, both stated in every result: [cache] size is RT_CACHE (the
+# README says 8G; the replay scenario needs a cache it fills in seconds), and
+# [stream.*] match/bitrate follow the run (mixed bitrates need one class per
+# bitrate). When the README's recommendation changes, change this function.
+rt_settings_readme() {
+	cat <<EOF
+[cache]
+size = $RT_CACHE
+direct_io = yes
+
+[readahead]
+io_size = 16M
+
+[engine]
+queue_depth = 2
+
+EOF
+	rt_stream_classes 1000 "$@"
+}
+
+# RT_SETTINGS=tuned: the bench-only values the issue 5 sweep used
+# (bench/rt/README.md says why); results made with them are labelled so.
+rt_settings_tuned() {
+	cat <<EOF
+[cache]
+size = $RT_CACHE
+block_size = $RT_BLOCK
+direct_io = $RT_DIRECT_IO
+
+[engine]
+queue_depth = $RT_QD
+
+[readahead]
+io_size = $RT_IO_SIZE
+best_effort_deadline_ms = $RT_BE_DEADLINE_MS
+
+EOF
+	rt_stream_classes "$RT_PREBUFFER_MS" "$@"
+}
+
+RT_SETTINGS=${RT_SETTINGS:-readme}
 RT_CACHE=${RT_CACHE:-1G}
 RT_BLOCK=${RT_BLOCK:-1M}
 RT_IO_SIZE=${RT_IO_SIZE:-16M}
@@ -57,16 +112,54 @@ RT_QD=${RT_QD:-1}
 RT_PREBUFFER_MS=${RT_PREBUFFER_MS:-2000}
 RT_BE_DEADLINE_MS=${RT_BE_DEADLINE_MS:-2500}
 RT_DIRECT_IO=${RT_DIRECT_IO:-yes}
-RT_ADMISSION_MODE=${RT_ADMISSION_MODE:-off}
+# empty: the settings' own ([admission] mode unset for readme: aiod's
+# default, demote; off for tuned); run.sh's admission run sets refuse
+RT_ADMISSION_MODE=${RT_ADMISSION_MODE:-}
 RT_ADMISSION_CAPACITY=${RT_ADMISSION_CAPACITY:-0}
 RT_ADMISSION_PROFILE=${RT_ADMISSION_PROFILE:-}
 RT_BIG_RA_KB=${RT_BIG_RA_KB:-8192}
 
-# client settings
-RT_CHUNK=${RT_CHUNK:-1M}
-RT_CLIENT_PREBUFFER=${RT_CLIENT_PREBUFFER:-2}
-RT_GREEDY_CHUNK=${RT_GREEDY_CHUNK:-8M}
-RT_STAGGER_MS=${RT_STAGGER_MS:-500}
+# rt_stream_classes PREBUFFER_MS [NAME MATCH BITRATE]...: [stream.NAME] sections
+rt_stream_classes() {
+	local pb=$1
+	shift
+	while [ $# -ge 3 ]; do
+		printf '[stream.%s]\nmatch = %s\nbitrate = %s\nprebuffer_ms = %s\n\n' "$1" "$2" "$3" "$pb"
+		shift 3
+	done
+}
+
+# rt_settings [NAME MATCH BITRATE]...: the settings RT_SETTINGS names
+rt_settings() {
+	case $RT_SETTINGS in
+	readme) rt_settings_readme "$@" ;;
+	tuned) rt_settings_tuned "$@" ;;
+	*) rt_die "RT_SETTINGS='$RT_SETTINGS': readme or tuned" ;;
+	esac
+}
+
+# rt_setting KEY [DEFAULT]: a key's value in those settings (e.g. io_size)
+rt_setting() {
+	local v
+	v=$(rt_settings hd '*.mxf' 100M | sed -n "s/^$1 = //p" | head -n 1)
+	echo "${v:-${2:-}}"
+}
+
+# One line for the results: which settings, the cache size, the profile.
+rt_settings_label() {
+	local l
+	case $RT_SETTINGS in
+	readme) l="readme: README.md's recommended stream settings, [cache] size $RT_CACHE (README: 8G)" ;;
+	*) l="tuned: bench-only settings (queue_depth $RT_QD, best_effort_deadline_ms $RT_BE_DEADLINE_MS, stream prebuffer_ms $RT_PREBUFFER_MS), [cache] size $RT_CACHE" ;;
+	esac
+	if [ -n "$RT_ADMISSION_PROFILE" ]; then
+		l+="; [admission] profile from aiod --calibrate on the emulated disk"
+	else
+		l+="; no calibration profile (admission admits every stream)"
+	fi
+	l+="; [admission] mode $([ "$RT_SETTINGS" = tuned ] && echo off || echo "aiod's default (demote)")"
+	echo "$l"
+}
 
 RT_T=""			# temp dir of this invocation
 RT_EMU=""		# emudisk dir ($RT_T/emu)
@@ -221,8 +314,10 @@ rt_emu_up() {
 	RT_MNT=$RT_EMU/mnt
 	RT_LOOP_RA_SYS=/sys/block/$(basename "$(sed -n 's/^loop=//p' "$RT_EMU/state")")/queue/read_ahead_kb
 	RT_LOOP_RA_BASE=$(cat "$RT_LOOP_RA_SYS")
-	mkdir -p "$RT_MNT/media"
+	mkdir -p "$RT_MNT/media/rec"
 	chmod 755 "$RT_MNT/media"
+	# recorders (rtio-stream --write) create their files here, as the user
+	chown "$RT_USER" "$RT_MNT/media/rec" || rt_die "chown $RT_USER $RT_MNT/media/rec failed"
 }
 
 rt_emu_down() {
@@ -283,27 +378,31 @@ rt_file_breaks() {
 # Drops the page cache of our files (POSIX_FADV_DONTNEED, then checked with
 # fincore), and with RT_DROP_CACHES=1 the whole page cache as well.
 rt_evict() {
-	local resident
+	local resident files
 	sync
 	if [ "${RT_DROP_CACHES:-0}" = 1 ]; then
 		echo 3 > /proc/sys/vm/drop_caches
 	fi
-	"$RT_PY" - "$RT_MNT"/media/* <<'EOF' || rt_die "evicting the page cache of the bench files failed"
+	mapfile -t files < <(find "$RT_MNT/media" -maxdepth 1 -type f)
+	[ "${#files[@]}" -gt 0 ] || return 0
+	"$RT_PY" - "${files[@]}" <<'EOF' || rt_die "evicting the page cache of the bench files failed"
 import os, sys
 for path in sys.argv[1:]:
     fd = os.open(path, os.O_RDONLY)
     os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
     os.close(fd)
 EOF
-	resident=$(fincore -b -n -o RES "$RT_MNT"/media/* | awk '{s += $1} END {print s + 0}')
+	resident=$(fincore -b -n -o RES "${files[@]}" | awk '{s += $1} END {print s + 0}')
 	[ "$resident" = 0 ] || rt_log "warning: $resident bytes of the bench files still in the page cache"
 }
 
 # ---- smbd ----
 
-# rt_write_smbconf CONFIG
+# rt_write_smbconf CONFIG [WRITABLE]: WRITABLE=1 for recorders (they write
+# into media/rec, the only directory the user owns)
 rt_write_smbconf() {
-	local vfs=""
+	local vfs="" ro=yes
+	[ "${2:-0}" = 1 ] && ro=no
 	case $1 in
 	plain|plain-ra) ;;
 	io_uring) vfs="vfs objects = io_uring" ;;
@@ -320,7 +419,7 @@ rt_write_smbconf() {
 
 [media]
 	path = ${RT_MNT:-$RT_T}/media
-	read only = yes
+	read only = $ro
 	valid users = $RT_USER
 	$vfs
 EOF
@@ -381,37 +480,34 @@ rt_stop_smbd() {
 
 # ---- aiod ----
 
-# rt_write_aiod_ini BITRATE
+# rt_write_aiod_ini [NAME MATCH BITRATE]...: $RT_T/aiod.ini, the settings
+# (rt_settings) between the bench's plumbing: its own socket and info logs,
+# and an [admission] profile that is the calibrated one or none (never the
+# system's /var/lib/aiod/device.profile).
 rt_write_aiod_ini() {
-	cat > "$RT_T/aiod.ini" <<EOF
-[global]
-socket_path = $RT_T/aiod/aiod.sock
-log_level = 3
-
-[cache]
-size = $RT_CACHE
-block_size = $RT_BLOCK
-direct_io = $RT_DIRECT_IO
-
-[engine]
-queue_depth = $RT_QD
-
-[readahead]
-io_size = $RT_IO_SIZE
-best_effort_deadline_ms = $RT_BE_DEADLINE_MS
-
-[admission]
-mode = $RT_ADMISSION_MODE
-capacity = $RT_ADMISSION_CAPACITY
-profile = ${RT_ADMISSION_PROFILE:-$RT_T/no-device.profile}
-
-[stream.media]
-match = *.mxf
-bitrate = $1
-prebuffer_ms = $RT_PREBUFFER_MS
-EOF
+	local mode=$RT_ADMISSION_MODE
+	[ -n "$mode" ] || [ "$RT_SETTINGS" != tuned ] || mode=off
+	{
+		printf '%s\n' '[global]' "socket_path = $RT_T/aiod/aiod.sock" 'log_level = 3' ''
+		rt_settings "$@"
+		echo '[admission]'
+		[ -z "$mode" ] || echo "mode = $mode"
+		[ "$RT_ADMISSION_CAPACITY" = 0 ] || echo "capacity = $RT_ADMISSION_CAPACITY"
+		echo "profile = ${RT_ADMISSION_PROFILE:-$RT_T/no-device.profile}"
+	} > "$RT_T/aiod.ini"
 	"$BUILD/aiod" --check-config -c "$RT_T/aiod.ini" > "$RT_T/aiod-check.log" 2>&1 ||
 		rt_die "aiod rejects $RT_T/aiod.ini: $(cat "$RT_T/aiod-check.log")"
+}
+
+# rt_calibrate PROFILE SECONDS: aiod --calibrate on the emulated disk (a
+# 512 MiB test file, SECONDS per point), the profile to PROFILE, the log to
+# $RT_T/calibrate.log.
+rt_calibrate() {
+	rt_log "aiod --calibrate $RT_MNT ($2 s per point)"
+	"$BUILD/aiod" --calibrate "$RT_MNT" --profile "$1" \
+		--calibrate-size 512M --calibrate-seconds "$2" > "$RT_T/calibrate.log" 2>&1 ||
+		rt_die "aiod --calibrate failed: $(tail -n 5 "$RT_T/calibrate.log")"
+	rm -f "$RT_MNT/.aiod-calibrate.dat"
 }
 
 # rt_start_aiod LOG
@@ -431,118 +527,7 @@ rt_stop_aiod() {
 
 rt_aiodctl() { "$BUILD/aiodctl" -s "$RT_T/aiod/aiod.sock" "$@"; }
 
-# ---- clients ----
+# ---- clients and measured runs ----
 
-# rt_clients DIR N G BITRATE DURATION: N paced streams (stream i on file i)
-# and G greedy readers of $RT_GREEDY_FILE, each its own process and SMB
-# connection, streams started RT_STAGGER_MS apart; waits for all. Each
-# client's report lands in DIR/NAME.json, its stderr in DIR/NAME.err.
-rt_clients() {
-	local dir=$1 n=$2 g=$3 bitrate=$4 duration=$5 i pid name url pids=()
-	local base="smb://127.0.0.1:$RT_PORT/media"
-	local gdur stagger_s
-	stagger_s=$(awk -v s="$RT_STAGGER_MS" 'BEGIN {print s / 1000}')
-	# the greedy reader competes for the whole time streams play
-	gdur=$(awk -v d="$duration" -v n="$n" -v s="$stagger_s" 'BEGIN {print d + (n > 0 ? n - 1 : 0) * s}')
-	for ((i = 0; i < g; i++)); do
-		name=greedy-$i
-		"$BUILD/rtio-stream" --url "$base/$RT_GREEDY_FILE" --user "$RT_USER%$RT_PASS" \
-			--greedy --chunk "$RT_GREEDY_CHUNK" --duration "$gdur" \
-			> "$dir/$name.json" 2> "$dir/$name.err" < /dev/null &
-		pid=$!
-		rt_track "$pid" "$name"
-		pids+=("$pid")
-	done
-	for ((i = 0; i < n; i++)); do
-		name=stream-$i
-		# shellcheck disable=SC2059
-		url=$base/$(printf "$RT_STREAM_FMT" "$i")
-		if [ "$i" -gt 0 ] && [ "$RT_STAGGER_MS" -gt 0 ]; then
-			sleep "$stagger_s"
-		fi
-		"$BUILD/rtio-stream" --url "$url" --user "$RT_USER%$RT_PASS" --bitrate "$bitrate" \
-			--chunk "$RT_CHUNK" --prebuffer "$RT_CLIENT_PREBUFFER" --duration "$duration" \
-			> "$dir/$name.json" 2> "$dir/$name.err" < /dev/null &
-		pid=$!
-		rt_track "$pid" "$name"
-		pids+=("$pid")
-	done
-	if [ -n "${RT_PROBE:-}" ]; then
-		# a command to run while every stream plays (run.sh: an smbclient open)
-		( sleep 2; eval "$RT_PROBE" ) > "$dir/probe.out" 2>&1 < /dev/null &
-		pid=$!
-		rt_track "$pid" probe
-		pids+=("$pid")
-	fi
-	for pid in "${pids[@]}"; do
-		wait "$pid"
-	done
-}
-
-# ---- one data point ----
-
-# rt_measure CONFIG N G BITRATE DURATION: one run from a cold start (fresh
-# smbd and aiod, page cache of the files dropped); prints its record, one
-# line of JSON (bench/rt/record.py). The run's files stay in $RT_T/runs/ID.
-rt_measure() {
-	local config=$1 n=$2 g=$3 bitrate=$4 duration=$5
-	local id dir t0 t1 smbd_t0 smbd_t1 aiod_t0=0 aiod_t1=0 load0 load1 ra
-	# (rt_measure runs in a command substitution: count, do not increment)
-	id=$(printf '%03d-%s-n%d-g%d-%s' "$(($(ls "$RT_T/runs" | wc -l) + 1))" "$config" "$n" "$g" "$bitrate")
-	dir=$RT_T/runs/$id
-	mkdir -p "$dir"
-
-	ra=$RT_LOOP_RA_BASE
-	[ "$config" = plain-ra ] && ra=$RT_BIG_RA_KB
-	rt_set_readahead "$ra"
-	rt_write_smbconf "$config"
-	rt_evict
-	if [ "$config" = rtio ]; then
-		rt_write_aiod_ini "$bitrate"
-		cp "$RT_T/aiod.ini" "$dir/aiod.ini"
-		rt_start_aiod "$dir/aiod.log"
-	fi
-	rt_start_smbd "$dir/smbd.log"
-	: > "$RT_EMU/fuse/stats"
-	load0=$(cut -d' ' -f1 /proc/loadavg)
-	smbd_t0=$(rt_ticks_group "$RT_SMBD_PID")
-	[ -z "$RT_AIOD_PID" ] || aiod_t0=$(rt_ticks_pid "$RT_AIOD_PID")
-	t0=$(date +%s.%N)
-
-	rt_clients "$dir" "$n" "$g" "$bitrate" "$duration"
-
-	t1=$(date +%s.%N)
-	cat "$RT_EMU/fuse/stats" > "$dir/emudisk.json" 2> /dev/null
-	rt_smbd_idle
-	smbd_t1=$(rt_ticks_group "$RT_SMBD_PID")
-	load1=$(cut -d' ' -f1 /proc/loadavg)
-	if [ -n "$RT_AIOD_PID" ]; then
-		aiod_t1=$(rt_ticks_pid "$RT_AIOD_PID")
-		rt_aiodctl stats > "$dir/aiod-stats.txt" 2>&1
-		rt_aiodctl files > "$dir/aiod-files.txt" 2>&1
-	fi
-	rt_stop_smbd
-	rt_stop_aiod
-	rt_set_readahead "$RT_LOOP_RA_BASE"
-	cat > "$dir/meta" <<EOF
-id=$id
-config=$config
-streams=$n
-greedy=$g
-bitrate=$bitrate
-duration=$duration
-stagger_ms=$RT_STAGGER_MS
-prebuffer=$RT_CLIENT_PREBUFFER
-read_ahead_kb=$ra
-admission_mode=$([ "$config" = rtio ] && echo "$RT_ADMISSION_MODE")
-t0=$t0
-t1=$t1
-clk_tck=$RT_CLK_TCK
-smbd_ticks=$((smbd_t1 - smbd_t0))
-aiod_ticks=$((aiod_t1 - aiod_t0))
-greedy_file_bytes=$(stat -c %s "$RT_MNT/media/$RT_GREEDY_FILE" 2> /dev/null || echo 0)
-load0=$load0
-load1=$load1
-EOF
-	"$RT_PY" "$RT_HERE/record.py" run "$dir"
-}
+# shellcheck source=bench/rt/measure.sh
+. "$RT_HERE/measure.sh"

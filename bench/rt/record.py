@@ -6,7 +6,8 @@ reports, emudisk's and aiod's counters, a meta file of key=value lines);
 this turns such a directory into the record run.sh, demo.sh and report.py
 work from. Standard library only (it also runs on a machine without jq).
 
-  record.py run DIR                 print the run's record (one line of JSON)
+  record.py run DIR                 print the run's record (one line of JSON);
+                                    DIR/warm holds a replay's first playback
   record.py get PATH... < JSON      print fields (dotted paths), one a line
   record.py capacity PROFILE IO     bytes/s aiod's admission control takes from
                                     an aiod --calibrate profile for IO-byte reads
@@ -56,12 +57,20 @@ def read_aiod_stats(path):
     return stats
 
 
+KIND_MODE = {"stream": "paced", "greedy": "greedy", "record": "record"}
+KIND_ORDER = {"stream": 0, "record": 1, "greedy": 2}
+
+# aiodctl stats lines that are levels, not counters since aiod started
+AIOD_GAUGES = {"sessions", "files", "blocks_total", "blocks_used", "blocks_pinned", "streams",
+               "reserved_Bps", "capacity_Bps", "file_records", "watches"}
+
+
 def client_reports(rundir):
     """Every client's report; a client that died without one still counts."""
     reports = []
     for path in sorted(glob.glob(os.path.join(rundir, "*.json"))):
         name = os.path.basename(path)[:-5]
-        if not re.match(r"^(stream|greedy)-\d+$", name):
+        if not re.match(r"^(stream|greedy|record)-\d+$", name):
             continue
         rep = load_json(path, None)
         if not isinstance(rep, dict):
@@ -71,35 +80,45 @@ def client_reports(rundir):
                     err = " ".join(f.read().split()[-30:])
             except OSError:
                 pass
-            rep = {"mode": "greedy" if name.startswith("greedy") else "paced",
-                   "error": "no report: " + err}
+            rep = {"mode": KIND_MODE[name.split("-")[0]], "error": "no report: " + err}
         rep["client"] = name
         reports.append(rep)
-    reports.sort(key=lambda r: (r["client"].split("-")[0], int(r["client"].split("-")[1])))
+    reports.sort(key=lambda r: (KIND_ORDER[r["client"].split("-")[0]], int(r["client"].split("-")[1])))
     return reports
+
+
+def worst(reports, key, sub):
+    vals = [r[key][sub] for r in reports if isinstance(r.get(key), dict) and r[key].get(sub) is not None]
+    return max(vals) if vals else None
 
 
 def summarize_clients(reports):
     paced = [r for r in reports if r.get("mode") == "paced"]
     greedy = [r for r in reports if r.get("mode") == "greedy"]
-
-    def worst(key, sub):
-        vals = [r[key][sub] for r in paced if isinstance(r.get(key), dict) and r[key].get(sub) is not None]
-        return max(vals) if vals else None
-
+    rec = [r for r in reports if r.get("mode") == "record"]
     chunks = sum(r.get("chunks", 0) or 0 for r in paced)
     misses = sum(r.get("misses", 0) or 0 for r in paced)
+    rec_misses = sum(r.get("misses", 0) or 0 for r in rec)
     return {
         "chunks": chunks,
         "misses": misses,
         "miss_rate": misses / chunks if chunks else 0.0,
         "streams_with_misses": sum(1 for r in paced if (r.get("misses") or 0) > 0),
-        "worst_lateness_ms": worst("lateness_ms", "max"),
-        "worst_p99_lateness_ms": worst("lateness_ms", "p99"),
-        "worst_read_ms": worst("read_ms", "max"),
+        "worst_lateness_ms": worst(paced, "lateness_ms", "max"),
+        "worst_p99_lateness_ms": worst(paced, "lateness_ms", "p99"),
+        "worst_read_ms": worst(paced, "read_ms", "max"),
         "stream_mbps_total": sum(r.get("rate_mbps", 0) or 0 for r in paced),
         "greedy_mb_per_s": sum(r.get("mb_per_s", 0) or 0 for r in greedy),
         "greedy_bytes": sum(r.get("bytes", 0) or 0 for r in greedy),
+        # recorders (rtio-stream --write): their own misses; a run is clean
+        # only when streams and recorders both have none (all_misses)
+        "recorders": len(rec),
+        "record_chunks": sum(r.get("chunks", 0) or 0 for r in rec),
+        "record_misses": rec_misses,
+        "record_worst_lateness_ms": worst(rec, "lateness_ms", "max"),
+        "record_worst_write_ms": worst(rec, "write_ms", "max"),
+        "record_mb_per_s": sum(r.get("mb_per_s", 0) or 0 for r in rec),
+        "all_misses": misses + rec_misses,
         "errors": [{"client": r["client"], "error": r["error"]} for r in reports if r.get("error")],
         "error_count": sum(1 for r in reports if r.get("error")),
     }
@@ -107,6 +126,7 @@ def summarize_clients(reports):
 
 def disk_summary(stats, wall_s):
     rd = stats.get("read", {}) if isinstance(stats, dict) else {}
+    wr = stats.get("write", {}) if isinstance(stats, dict) else {}
     count = rd.get("count", 0) or 0
     out = {
         "read_requests": count,
@@ -114,11 +134,51 @@ def disk_summary(stats, wall_s):
         "read_seeks": rd.get("seeks", 0),
         "read_busy_ms": rd.get("busy_ms", 0),
         "mean_request_kib": (rd.get("bytes", 0) / count / 1024) if count else 0,
+        "write_requests": wr.get("count", 0) or 0,
+        "write_bytes": wr.get("bytes", 0) or 0,
+        "write_busy_ms": wr.get("busy_ms", 0) or 0,
     }
     if wall_s > 0:
         out["read_mb_per_s"] = rd.get("bytes", 0) / wall_s / 1e6
-        out["busy_pct"] = rd.get("busy_ms", 0) / 10 / wall_s
+        out["write_mb_per_s"] = out["write_bytes"] / wall_s / 1e6
+        # busy: reading and writing (the disk does one request at a time)
+        out["busy_pct"] = (rd.get("busy_ms", 0) + out["write_busy_ms"]) / 10 / wall_s
     return out
+
+
+def replay_summary(rundir, meta, aiod_end):
+    """The replay's first playback: how long, whether aiod's cache was full."""
+    if not int(meta.get("warm_streams", "0") or 0):
+        return None, aiod_end
+    warm = summarize_clients(client_reports(os.path.join(rundir, "warm")))
+    before = read_aiod_stats(os.path.join(rundir, "aiod-stats-warm.txt"))
+    out = {
+        "warm_streams": int(meta["warm_streams"]),
+        "warm_s": float(meta.get("warm_s") or 0),
+        "warm_until": meta.get("warm_until", ""),
+        "warm_chunks": warm["chunks"],
+        "warm_misses": warm["misses"],
+        "warm_errors": warm["errors"],
+    }
+    if before:
+        total = before.get("blocks_total", 0)
+        out.update({
+            "cache_blocks_used": before.get("blocks_used"),
+            "cache_blocks_total": total,
+            "cache_evictions": before.get("evictions"),
+            "cache_full": bool(total) and (before.get("blocks_used", 0) >= total or before.get("evictions", 0) > 0),
+        })
+        # the measured playback's counters: since the first playback ended
+        aiod_end = {k: (v if k in AIOD_GAUGES else v - before.get(k, 0)) for k, v in aiod_end.items()}
+    return out, aiod_end
+
+
+def read_text(path):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return None
 
 
 def smbd_module_state(path):
@@ -145,22 +205,34 @@ def cmd_run(rundir):
     reports = client_reports(rundir)
     summary = summarize_clients(reports)
     aiod = read_aiod_stats(os.path.join(rundir, "aiod-stats.txt"))
+    replay, aiod = replay_summary(rundir, meta, aiod)
     disk = load_json(os.path.join(rundir, "emudisk.json"), {})
     smbd_s = int(meta["smbd_ticks"]) / tck
     aiod_s = int(meta["aiod_ticks"]) / tck
     record = {
         "id": meta["id"],
+        "scenario": meta.get("scenario", "staggered"),
         "config": meta["config"],
         "streams": int(meta["streams"]),
         "greedy": int(meta["greedy"]),
+        # the streams' bitrate, or the mix (mixed scenario)
         "bitrate": meta["bitrate"],
         "duration_s": float(meta["duration"]),
         "stagger_ms": int(meta["stagger_ms"]),
-        "client_prebuffer": int(meta["prebuffer"]),
+        # as given: chunks ("2") or a time ("500ms"); the chunks it came to per stream
+        "client_prebuffer": meta["prebuffer"],
+        "client_prebuffer_chunks": [int(x) for x in meta.get("prebuffer_chunks", "").split(",") if x],
+        "record_bitrate": meta.get("record_bitrate") or None,
         "read_ahead_kb": int(meta["read_ahead_kb"]),
+        "settings": meta.get("settings", ""),
         "admission_mode": meta.get("admission_mode", ""),
     }
     record.update(summary)
+    if replay is not None:
+        record["replay"] = replay
+        # a first playback that failed is a failed run
+        record["errors"] += [{"client": "warm/" + e["client"], "error": e["error"]} for e in replay["warm_errors"]]
+        record["error_count"] = len(record["errors"])
     gfile = int(meta.get("greedy_file_bytes", "0") or 0)
     # read past the end of its file: the rest came from a cache, not the disk
     record["greedy_wrapped"] = bool(record["greedy"] and gfile and summary["greedy_bytes"] > gfile)
@@ -173,8 +245,10 @@ def cmd_run(rundir):
         "aiod": aiod,
         "smbd": smbd_module_state(os.path.join(rundir, "smbd.log")),
         "clients": [{k: r.get(k) for k in ("client", "mode", "chunks", "misses", "lateness_ms",
-                                           "read_ms", "mb_per_s", "bytes", "error")}
+                                           "read_ms", "write_ms", "mb_per_s", "bytes", "error")
+                     if k in r or k != "write_ms"}
                     for r in reports],
+        "aiod_ini": read_text(os.path.join(rundir, "aiod.ini")),
     })
     print(json.dumps(record, separators=(",", ":")))
 

@@ -6,6 +6,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What a recorder writes: incompressible-looking bytes (xorshift), each
+ * chunk stamped with its number so no two chunks are alike. */
+static void fill_pattern(char *buf, uint64_t len)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ull, i;
+
+	for (i = 0; i + 8 <= len; i += 8) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		memcpy(buf + i, &x, 8);
+	}
+}
+
+/* Plays (reads) or records (writes, o->write) one chunk after another on the
+ * timeline of pacing.h; a read or write completing after its due time is a
+ * miss either way. */
 int paced_run(struct smb_source *src, const struct stream_opts *o,
 	      struct stream_result *r, volatile sig_atomic_t *stop)
 {
@@ -18,14 +35,15 @@ int paced_run(struct smb_source *src, const struct stream_opts *o,
 	buf = malloc(o->chunk);
 	if (buf == NULL)
 		return r->error = -ENOMEM;
+	if (o->write)
+		fill_pattern(buf, o->chunk);
 	t0 = mono_now_ns();
 	pacing_init(&p, t0, o->bitrate_bps, o->chunk, o->prebuffer);
 	end_ns = t0 + (int64_t)(o->duration_s * 1e9);
 
 	for (k = 0; !*stop; k++) {
 		int64_t issue = pacing_issue_at(&p, k);
-		int64_t due = pacing_due_at(&p, k);
-		int64_t started, arrived;
+		int64_t started, arrived, late;
 
 		if (issue >= end_ns)
 			break;
@@ -39,16 +57,22 @@ int paced_run(struct smb_source *src, const struct stream_opts *o,
 		if (*stop)
 			break;
 		started = mono_now_ns();
-		rc = smb_source_read(src, buf, o->chunk);
+		if (o->write) {
+			memcpy(buf, &k, sizeof(k));
+			rc = smb_source_write(src, buf, o->chunk);
+		} else {
+			rc = smb_source_read(src, buf, o->chunk);
+		}
 		arrived = mono_now_ns();
 		if (rc != 0)
 			break;
 		r->chunks++;
 		r->bytes += o->chunk;
 		r->elapsed_ns = arrived - t0;
-		if (arrived > due)
+		late = pacing_lateness_ns(&p, k, arrived);
+		if (late > 0)
 			r->misses++;
-		if (samples_add(&r->lateness_ms, (double)(arrived - due) / 1e6) != 0 ||
+		if (samples_add(&r->lateness_ms, (double)late / 1e6) != 0 ||
 		    samples_add(&r->read_ms, (double)(arrived - started) / 1e6) != 0) {
 			rc = -ENOMEM;
 			break;

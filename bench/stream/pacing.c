@@ -23,6 +23,11 @@ int64_t pacing_due_at(const struct pacing *p, uint64_t k)
 	return p->t0_ns + (int64_t)llround((double)(k + p->prebuffer) * p->period_ns);
 }
 
+int64_t pacing_lateness_ns(const struct pacing *p, uint64_t k, int64_t done_ns)
+{
+	return done_ns - pacing_due_at(p, k);
+}
+
 int64_t mono_now_ns(void)
 {
 	struct timespec ts;

@@ -48,7 +48,7 @@ int stream_report_json(const struct stream_opts *o, struct stream_result *r,
 	double mbit = secs > 0 ? (double)r->bytes * 8.0 / secs / 1e6 : 0.0;
 	FILE *f = stdout;
 
-	fprintf(f, "{\"mode\":\"%s\",\"pid\":%ld,\"url\":", o->greedy ? "greedy" : "paced",
+	fprintf(f, "{\"mode\":\"%s\",\"pid\":%ld,\"url\":", stream_mode_name(o),
 		(long)getpid());
 	json_string(f, o->url);
 	fprintf(f, ",\"chunk_bytes\":%" PRIu64 ",\"duration_s\":%.3f,\"file_bytes\":%" PRIu64,
@@ -63,9 +63,13 @@ int stream_report_json(const struct stream_opts *o, struct stream_result *r,
 		fprintf(f, ",\"misses\":%" PRIu64, r->misses);
 		json_dist(f, "lateness_ms", &r->lateness_ms);
 	}
-	json_dist(f, "read_ms", &r->read_ms);
+	json_dist(f, o->write ? "write_ms" : "read_ms", &r->read_ms);
 	fprintf(f, ",\"bytes\":%" PRIu64 ",\"elapsed_s\":%.3f,\"rate_mbps\":%.3f,\"mb_per_s\":%.3f",
 		r->bytes, secs, mbit, mbit / 8.0);
+	if (o->write) {
+		fputs(",\"close_ms\":", f);
+		json_number(f, r->close_ms);
+	}
 	fprintf(f, ",\"interrupted\":%s,\"error\":", r->interrupted ? "true" : "false");
 	if (error_text != NULL)
 		json_string(f, error_text);

@@ -1,13 +1,15 @@
 /*
- * rtio-stream: one paced (or greedy) reader of one file over its own SMB
- * connection; prints one JSON object.  See stream_opts.c for the options and
- * pacing.h for the timeline.
+ * rtio-stream: one paced (or greedy) reader of one file, or one paced writer
+ * of a new file (--write), over its own SMB connection; prints one JSON
+ * object.  See stream_opts.c for the options and pacing.h for the timeline.
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "pacing.h"
 #include "smb_source.h"
 #include "stream_opts.h"
 #include "stream_run.h"
@@ -43,7 +45,8 @@ int main(int argc, char **argv)
 	struct smb_source *src;
 	char err[512];
 	char run_err[256];
-	int rc;
+	uint64_t size;
+	int rc, crc;
 
 	rc = stream_opts_parse(&opts, argc, argv);
 	if (rc != 0)
@@ -51,7 +54,8 @@ int main(int argc, char **argv)
 	if (install_signals() != 0)
 		return 1;
 
-	src = smb_source_open(&opts, err, sizeof(err));
+	src = opts.write ? smb_source_create(&opts, err, sizeof(err))
+			 : smb_source_open(&opts, err, sizeof(err));
 	if (src == NULL) {
 		fprintf(stderr, "rtio-stream: %s\n", err);
 		memset(&result, 0, sizeof(result));
@@ -65,16 +69,30 @@ int main(int argc, char **argv)
 	else
 		rc = paced_run(src, &opts, &result, &stop_requested);
 	if (rc != 0) {
-		snprintf(run_err, sizeof(run_err), "read %s after %llu chunks: %s",
-			 opts.url, (unsigned long long)result.chunks, strerror(-rc));
+		snprintf(run_err, sizeof(run_err), "%s %s after %llu chunks: %s",
+			 opts.write ? "write" : "read", opts.url,
+			 (unsigned long long)result.chunks, strerror(-rc));
 		fprintf(stderr, "rtio-stream: %s\n", run_err);
 	}
-	if (stream_report_json(&opts, &result, smb_source_file_size(src),
-			       rc != 0 ? run_err : NULL) != 0) {
+	size = smb_source_file_size(src);
+	if (opts.write) {
+		/* a recorder's close can fail (the last writes): report it */
+		int64_t t = mono_now_ns();
+
+		crc = smb_source_close(src);
+		result.close_ms = (double)(mono_now_ns() - t) / 1e6;
+		src = NULL;
+		if (crc != 0 && rc == 0) {
+			rc = crc;
+			snprintf(run_err, sizeof(run_err), "close %s after %llu chunks: %s", opts.url,
+				 (unsigned long long)result.chunks, strerror(-crc));
+		}
+	}
+	if (stream_report_json(&opts, &result, size, rc != 0 ? run_err : NULL) != 0) {
 		fprintf(stderr, "rtio-stream: writing the JSON report to stdout failed\n");
 		rc = rc ? rc : -EIO;
 	}
-	smb_source_close(src);
+	(void)smb_source_close(src);
 	stream_result_free(&result);
 	return rc != 0 ? 1 : 0;
 }

@@ -14,6 +14,7 @@ struct smb_source {
 	uint64_t size;
 	const struct stream_opts *opts;  /* credentials for the auth callback */
 	smbc_read_fn read_fn;
+	smbc_write_fn write_fn;
 	smbc_lseek_fn lseek_fn;
 };
 
@@ -36,11 +37,10 @@ static void auth_fn(SMBCCTX *ctx, const char *srv, const char *shr,
 	copy_cred(pw, pwlen, s->opts->password);
 }
 
-struct smb_source *smb_source_open(const struct stream_opts *o, char *err, size_t errlen)
+/* A connected context (no file yet); NULL after writing the reason into err. */
+static struct smb_source *source_connect(const struct stream_opts *o, char *err, size_t errlen)
 {
 	struct smb_source *s = calloc(1, sizeof(*s));
-	struct stat st;
-	off_t pos;
 
 	if (s == NULL) {
 		snprintf(err, errlen, "out of memory");
@@ -71,8 +71,30 @@ struct smb_source *smb_source_open(const struct stream_opts *o, char *err, size_
 		goto fail_ctx;
 	}
 	s->read_fn = smbc_getFunctionRead(s->ctx);
+	s->write_fn = smbc_getFunctionWrite(s->ctx);
 	s->lseek_fn = smbc_getFunctionLseek(s->ctx);
+	return s;
 
+fail_ctx:
+	smbc_free_context(s->ctx, 1);
+	free(s);
+	return NULL;
+}
+
+static void source_free(struct smb_source *s)
+{
+	smbc_free_context(s->ctx, 1);
+	free(s);
+}
+
+struct smb_source *smb_source_open(const struct stream_opts *o, char *err, size_t errlen)
+{
+	struct smb_source *s = source_connect(o, err, errlen);
+	struct stat st;
+	off_t pos;
+
+	if (s == NULL)
+		return NULL;
 	s->file = smbc_getFunctionOpen(s->ctx)(s->ctx, o->url, O_RDONLY, 0);
 	if (s->file == NULL) {
 		snprintf(err, errlen, "open %s as %s: %s", o->url, o->user, strerror(errno));
@@ -97,9 +119,27 @@ struct smb_source *smb_source_open(const struct stream_opts *o, char *err, size_
 fail_file:
 	smbc_getFunctionClose(s->ctx)(s->ctx, s->file);
 fail_ctx:
-	smbc_free_context(s->ctx, 1);
-	free(s);
+	source_free(s);
 	return NULL;
+}
+
+struct smb_source *smb_source_create(const struct stream_opts *o, char *err, size_t errlen)
+{
+	struct smb_source *s = source_connect(o, err, errlen);
+
+	if (s == NULL)
+		return NULL;
+	s->file = smbc_getFunctionOpen(s->ctx)(s->ctx, o->url, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (s->file == NULL) {
+		int e = errno;
+
+		snprintf(err, errlen, "create %s as %s: %s%s", o->url, o->user, strerror(e),
+			 e == EACCES || e == EPERM || e == EROFS
+				 ? " (is the share writable, the directory the user's?)" : "");
+		source_free(s);
+		return NULL;
+	}
+	return s;
 }
 
 int smb_source_read(struct smb_source *s, void *buf, size_t len)
@@ -130,17 +170,42 @@ int smb_source_read(struct smb_source *s, void *buf, size_t len)
 	return 0;
 }
 
+int smb_source_write(struct smb_source *s, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = s->write_fn(s->ctx, s->file, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -EIO;
+		p += n;
+		len -= (size_t)n;
+		s->size += (uint64_t)n;
+	}
+	return 0;
+}
+
 uint64_t smb_source_file_size(const struct smb_source *s)
 {
 	return s->size;
 }
 
-void smb_source_close(struct smb_source *s)
+int smb_source_close(struct smb_source *s)
 {
+	int rc = 0;
+
 	if (s == NULL)
-		return;
-	if (smbc_getFunctionClose(s->ctx)(s->ctx, s->file) != 0)
+		return 0;
+	if (smbc_getFunctionClose(s->ctx)(s->ctx, s->file) != 0) {
+		rc = -errno;
 		fprintf(stderr, "rtio-stream: close %s: %s\n", s->opts->url, strerror(errno));
-	smbc_free_context(s->ctx, 1);
-	free(s);
+	}
+	source_free(s);
+	return rc;
 }

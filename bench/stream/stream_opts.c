@@ -16,14 +16,18 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: " PROG " --url smb://HOST[:PORT]/SHARE/FILE --user [DOM\\]USER%%PASS\n"
 		"                   [--bitrate 100M] [--chunk 1M] [--prebuffer 2]\n"
-		"                   [--duration 10] [--offset 0] [--greedy] [--debug N]\n"
+		"                   [--duration 10] [--offset 0] [--greedy | --write] [--debug N]\n"
 		"\n"
 		"Paced (default): chunk k is requested at t0 + k*period and due at\n"
 		"t0 + (k + prebuffer)*period, period = chunk*8/bitrate; one read in\n"
 		"flight, so at most `prebuffer` chunks are ever buffered or in flight\n"
 		"ahead of playback.  A chunk arriving after its due time is a miss.\n"
 		"--greedy reads back to back (default chunk 8M) and reports throughput.\n"
-		"The file wraps to its start at EOF.  One JSON object goes to stdout.\n"
+		"--write records: creates (or truncates) the file and writes it\n"
+		"sequentially on the same timeline: chunk k is written no earlier than\n"
+		"t0 + k*period, and a write completing after t0 + (k + prebuffer)*period\n"
+		"is a miss.  The file wraps to its start at EOF (reading only).\n"
+		"One JSON object goes to stdout.\n"
 		"\n"
 		"  --bitrate  bit/s, decimal suffixes K M G (100M = 100,000,000)\n"
 		"  --chunk    bytes, binary suffixes K M G T (1M = 1,048,576)\n"
@@ -92,7 +96,7 @@ static int parse_user(struct stream_opts *o, const char *s)
 }
 
 enum { OPT_URL = 256, OPT_USER, OPT_BITRATE, OPT_CHUNK, OPT_PREBUFFER,
-       OPT_DURATION, OPT_OFFSET, OPT_GREEDY, OPT_DEBUG, OPT_HELP };
+       OPT_DURATION, OPT_OFFSET, OPT_GREEDY, OPT_WRITE, OPT_DEBUG, OPT_HELP };
 
 int stream_opts_parse(struct stream_opts *o, int argc, char **argv)
 {
@@ -105,11 +109,12 @@ int stream_opts_parse(struct stream_opts *o, int argc, char **argv)
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "offset", required_argument, NULL, OPT_OFFSET },
 		{ "greedy", no_argument, NULL, OPT_GREEDY },
+		{ "write", no_argument, NULL, OPT_WRITE },
 		{ "debug", required_argument, NULL, OPT_DEBUG },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool have_chunk = false, have_user = false;
+	bool have_chunk = false, have_user = false, have_offset = false;
 	char *end;
 	long l;
 	int c;
@@ -166,9 +171,13 @@ int stream_opts_parse(struct stream_opts *o, int argc, char **argv)
 				fprintf(stderr, PROG ": --offset '%s': expected bytes like 512M\n", optarg);
 				return -1;
 			}
+			have_offset = true;
 			break;
 		case OPT_GREEDY:
 			o->greedy = true;
+			break;
+		case OPT_WRITE:
+			o->write = true;
 			break;
 		case OPT_DEBUG:
 			errno = 0;
@@ -199,7 +208,23 @@ int stream_opts_parse(struct stream_opts *o, int argc, char **argv)
 		fprintf(stderr, PROG ": --user USER%%PASSWORD is required\n");
 		return -1;
 	}
+	if (o->write && o->greedy) {
+		fprintf(stderr, PROG ": --write and --greedy exclude each other\n");
+		return -1;
+	}
+	if (o->write && have_offset) {
+		/* a recorder writes a new file from its start */
+		fprintf(stderr, PROG ": --offset makes no sense with --write (a new file)\n");
+		return -1;
+	}
 	if (!have_chunk)
 		o->chunk = o->greedy ? STREAM_DEFAULT_GREEDY_CHUNK : STREAM_DEFAULT_CHUNK;
 	return 0;
+}
+
+const char *stream_mode_name(const struct stream_opts *o)
+{
+	if (o->greedy)
+		return "greedy";
+	return o->write ? "record" : "paced";
 }

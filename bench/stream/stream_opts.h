@@ -16,6 +16,7 @@ struct stream_opts {
 	double duration_s;
 	uint64_t offset;          /* where in the file to start */
 	bool greedy;
+	bool write;               /* --write: a paced recorder of a new file */
 	int debug;                /* libsmbclient debug level, to stderr */
 };
 
@@ -28,6 +29,9 @@ struct stream_opts {
  * printing what was wrong (exit 2).
  */
 int stream_opts_parse(struct stream_opts *o, int argc, char **argv);
+
+/* "paced", "greedy" or "record": the JSON report's "mode". */
+const char *stream_mode_name(const struct stream_opts *o);
 
 /* Exposed for tests.  0 or -1.  (Sizes: rtio_size_parse() of common/rtio_size.h.) */
 int stream_parse_bitrate(const char *s, double *bps);

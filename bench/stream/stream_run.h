@@ -1,4 +1,4 @@
-/* stream_run: the two ways to read a stream, and what they measured. */
+/* stream_run: the ways to play (or record) a stream, and what they measured. */
 #ifndef STREAM_RUN_H
 #define STREAM_RUN_H
 
@@ -16,12 +16,14 @@ struct stream_result {
 	uint64_t bytes;
 	int64_t elapsed_ns;       /* t0 to the last completion */
 	struct samples lateness_ms; /* paced only: arrival - due, negative = early */
-	struct samples read_ms;   /* issue to arrival of each read */
+	struct samples read_ms;   /* issue to arrival of each read (recording: each write) */
+	double close_ms;          /* recording: how long the final close took */
 	bool interrupted;         /* SIGINT/SIGTERM ended the run early */
 	int error;                /* negative errno of the read that failed, or 0 */
 };
 
-/* Both return 0 or the negative errno that ended the run (also in r->error). */
+/* Both return 0 or the negative errno that ended the run (also in r->error).
+ * paced_run records (writes) instead of playing when o->write. */
 int paced_run(struct smb_source *src, const struct stream_opts *o,
 	      struct stream_result *r, volatile sig_atomic_t *stop);
 int greedy_run(struct smb_source *src, const struct stream_opts *o,

@@ -82,6 +82,33 @@ static void test_stream_opts_sizes(void **state)
 	assert_int_equal(parse(&o, huge_chunk, 7), -1);
 }
 
+/* --write: a paced recorder; default chunk 1M like playback; not with --greedy or --offset */
+static void test_stream_opts_write(void **state)
+{
+	const char *rec[] = { "x", "--url", "smb://h/s/rec.mxf", "--user", "u%p", "--write",
+			      "--bitrate", "50M", "--prebuffer", "3" };
+	const char *rec_greedy[] = { "x", "--url", "smb://h/s/f", "--user", "u%p", "--write", "--greedy" };
+	const char *rec_offset[] = { "x", "--url", "smb://h/s/f", "--user", "u%p", "--write",
+				     "--offset", "1M" };
+	const char *play[] = { "x", "--url", "smb://h/s/f", "--user", "u%p" };
+	const char *greedy[] = { "x", "--url", "smb://h/s/f", "--user", "u%p", "--greedy" };
+	struct stream_opts o;
+
+	(void)state;
+	assert_int_equal(parse(&o, rec, 10), 0);
+	assert_true(o.write && !o.greedy);
+	assert_int_equal(o.chunk, 1u << 20);
+	assert_true(o.bitrate_bps == 50e6 && o.prebuffer == 3);
+	assert_string_equal(stream_mode_name(&o), "record");
+	assert_int_equal(parse(&o, rec_greedy, 7), -1);
+	assert_int_equal(parse(&o, rec_offset, 8), -1);
+	assert_int_equal(parse(&o, play, 5), 0);
+	assert_false(o.write);
+	assert_string_equal(stream_mode_name(&o), "paced");
+	assert_int_equal(parse(&o, greedy, 6), 0);
+	assert_string_equal(stream_mode_name(&o), "greedy");
+}
+
 static void test_stream_parse_bitrate(void **state)
 {
 	double bps;
@@ -108,6 +135,28 @@ static void test_pacing_timeline(void **state)
 	assert_true(pacing_issue_at(&p, 1000000) == 1000 + 83886080000000LL);
 }
 
+/*
+ * The miss rule, for reads and for a recorder's writes alike: chunk k done
+ * exactly at t0 + (k + P) * period is on time, one nanosecond later a miss.
+ * 4 MiB at 200 Mbit/s: period 167.77 ms; P = 3.
+ */
+static void test_pacing_miss_rule(void **state)
+{
+	struct pacing p;
+	int64_t due;
+
+	(void)state;
+	pacing_init(&p, 0, 200e6, 4u << 20, 3);
+	assert_true(fabs(p.period_ns - 167772160.0) < 1e-3);
+	due = pacing_due_at(&p, 5);
+	assert_true(due == 8 * 167772160LL);
+	assert_true(pacing_lateness_ns(&p, 5, due) == 0);
+	assert_true(pacing_lateness_ns(&p, 5, due + 1) == 1);
+	assert_true(pacing_lateness_ns(&p, 5, pacing_issue_at(&p, 5)) == -3 * 167772160LL);
+	/* a late chunk does not move the next one's deadline (no rebuffering) */
+	assert_true(pacing_due_at(&p, 6) - due == 167772160LL);
+}
+
 static void test_samples_quantiles(void **state)
 {
 	struct samples s = { 0 };
@@ -131,8 +180,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stream_opts_greedy_default_chunk),
 		cmocka_unit_test(test_stream_opts_rejects),
 		cmocka_unit_test(test_stream_opts_sizes),
+		cmocka_unit_test(test_stream_opts_write),
 		cmocka_unit_test(test_stream_parse_bitrate),
 		cmocka_unit_test(test_pacing_timeline),
+		cmocka_unit_test(test_pacing_miss_rule),
 		cmocka_unit_test(test_samples_quantiles),
 	};
 
