@@ -104,6 +104,10 @@ def summarize_clients(reports):
         "misses": misses,
         "miss_rate": misses / chunks if chunks else 0.0,
         "streams_with_misses": sum(1 for r in paced if (r.get("misses") or 0) > 0),
+        # misses of chunks due 2 s or more after a stream opened (rtio-stream's
+        # STARTUP_S): late chunks that recur, apart from start-up latency
+        "misses_after_startup": sum(r.get("misses_after_startup", 0) or 0 for r in paced),
+        "last_late_s": max((r.get("last_late_s") or 0 for r in paced), default=0),
         "worst_lateness_ms": worst(paced, "lateness_ms", "max"),
         "worst_p99_lateness_ms": worst(paced, "lateness_ms", "p99"),
         "worst_read_ms": worst(paced, "read_ms", "max"),

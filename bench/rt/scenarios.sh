@@ -56,7 +56,7 @@ mix_count() { rt_mix_parse "$1" | awk '{n += $1} END {print n + 0}'; }
 # late chunk) is repeated once, and if it fails again counted as a miss of
 # every chunk so the search moves on.
 measure() {
-	local key=$1 n=$2 scen config label g pb try r chunks misses rmiss worst gmbs cpu load nerr err
+	local key=$1 n=$2 scen config label g pb try r chunks misses rmiss late2 worst gmbs cpu load nerr err
 	IFS='|' read -r scen config label g pb <<< "$key"
 	scenario_env "$scen" "$pb"
 	for try in 1 2; do
@@ -67,12 +67,12 @@ measure() {
 		esac || rt_die "a run of $config ($scen) failed"
 		echo "$r" >> "$RUNS"
 		{
-			read -r chunks; read -r misses; read -r rmiss; read -r worst; read -r gmbs
+			read -r chunks; read -r misses; read -r rmiss; read -r late2; read -r worst; read -r gmbs
 			read -r cpu; read -r load; read -r nerr; read -r err
-		} < <(rjson chunks all_misses record_misses worst_lateness_ms greedy_mb_per_s cpu_s.total \
-			loadavg.start error_count errors <<< "$r")
-		printf '%s: %-9s %-8s %5s g=%s pb=%-5s n=%-2s chunks=%-5s misses=%-5s%s worst=%7s ms greedy=%5s MB/s cpu=%5s s load=%s%s\n' \
-			"$(date +%T)" "$scen" "$config" "$label" "$g" "$pb" "$n" "$chunks" "$misses" \
+		} < <(rjson chunks all_misses record_misses misses_after_startup worst_lateness_ms \
+			greedy_mb_per_s cpu_s.total loadavg.start error_count errors <<< "$r")
+		printf '%s: %-9s %-8s %5s g=%s pb=%-5s n=%-2s chunks=%-5s misses=%-5s (after 2 s: %s)%s worst=%7s ms greedy=%5s MB/s cpu=%5s s load=%s%s\n' \
+			"$(date +%T)" "$scen" "$config" "$label" "$g" "$pb" "$n" "$chunks" "$misses" "$late2" \
 			"$([ "$scen" != ingest ] || echo " (recorders $rmiss)")" "$worst" "$gmbs" "$cpu" "$load" \
 			"$([ "$nerr" = 0 ] || echo " ERRORS: ${err:0:300}")" >&2
 		if [ "$nerr" = 0 ]; then

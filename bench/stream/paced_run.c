@@ -70,8 +70,16 @@ int paced_run(struct smb_source *src, const struct stream_opts *o,
 		r->bytes += o->chunk;
 		r->elapsed_ns = arrived - t0;
 		late = pacing_lateness_ns(&p, k, arrived);
-		if (late > 0)
+		if (late > 0) {
+			double due_s = (double)(pacing_due_at(&p, k) - t0) / 1e9;
+
 			r->misses++;
+			if (due_s >= STARTUP_S)
+				r->misses_after_startup++;
+			if (r->first_late_s < 0)
+				r->first_late_s = due_s;
+			r->last_late_s = due_s;
+		}
 		if (samples_add(&r->lateness_ms, (double)late / 1e6) != 0 ||
 		    samples_add(&r->read_ms, (double)(arrived - started) / 1e6) != 0) {
 			rc = -ENOMEM;

@@ -60,7 +60,11 @@ int stream_report_json(const struct stream_opts *o, struct stream_result *r,
 	}
 	fprintf(f, ",\"chunks\":%" PRIu64, r->chunks);
 	if (!o->greedy) {
-		fprintf(f, ",\"misses\":%" PRIu64, r->misses);
+		fprintf(f, ",\"misses\":%" PRIu64 ",\"misses_after_startup\":%" PRIu64
+			",\"startup_s\":%.1f", r->misses, r->misses_after_startup, STARTUP_S);
+		if (r->first_late_s >= 0)
+			fprintf(f, ",\"first_late_s\":%.3f,\"last_late_s\":%.3f", r->first_late_s,
+				r->last_late_s);
 		json_dist(f, "lateness_ms", &r->lateness_ms);
 	}
 	json_dist(f, o->write ? "write_ms" : "read_ms", &r->read_ms);

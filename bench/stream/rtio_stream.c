@@ -59,11 +59,13 @@ int main(int argc, char **argv)
 	if (src == NULL) {
 		fprintf(stderr, "rtio-stream: %s\n", err);
 		memset(&result, 0, sizeof(result));
+		result.first_late_s = result.last_late_s = -1;
 		(void)stream_report_json(&opts, &result, 0, err);
 		return 1;
 	}
 
 	memset(&result, 0, sizeof(result));
+	result.first_late_s = result.last_late_s = -1;
 	if (opts.greedy)
 		rc = greedy_run(src, &opts, &result, &stop_requested);
 	else

@@ -10,9 +10,18 @@
 #include "smb_source.h"
 #include "stream_opts.h"
 
+/*
+ * Misses of chunks due in the first STARTUP_S seconds are start-up latency
+ * as a player that waits for its buffer before it starts would see it; they
+ * are still misses (the strict count), reported apart as well.
+ */
+#define STARTUP_S 2.0
+
 struct stream_result {
 	uint64_t chunks;          /* completed reads */
 	uint64_t misses;          /* paced only: arrived after due time */
+	uint64_t misses_after_startup; /* paced only: of those, chunks due STARTUP_S or more after t0 */
+	double first_late_s, last_late_s; /* due time (s after t0) of the first/last miss, -1 = none */
 	uint64_t bytes;
 	int64_t elapsed_ns;       /* t0 to the last completion */
 	struct samples lateness_ms; /* paced only: arrival - due, negative = early */
