@@ -68,12 +68,19 @@ RT_GREEDY_FILE='copy.bin'
 # README says 8G; the replay scenario needs a cache it fills in seconds), and
 # [stream.*] match/bitrate follow the run (mixed bitrates need one class per
 # bitrate). When the README's recommendation changes, change this function.
+#
+# The README: with a calibration profile aiod derives io_size, queue_depth
+# and best_effort_deadline_ms itself; without one the README says to set
+# io_size = 16M and queue_depth = 2 for a disk.
 rt_settings_readme() {
 	cat <<EOF
 [cache]
 size = $RT_CACHE
 direct_io = yes
 
+EOF
+	if [ -z "${RT_ADMISSION_PROFILE:-}" ]; then
+		cat <<EOF
 [readahead]
 io_size = 16M
 
@@ -81,6 +88,7 @@ io_size = 16M
 queue_depth = 2
 
 EOF
+	fi
 	rt_stream_classes 1000 "$@"
 }
 

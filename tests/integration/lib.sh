@@ -482,8 +482,8 @@ it_private() {
 	mkdir -p "$PRIV_DIR"/{aiod,share}
 	chmod 777 "$PRIV_DIR/share"
 	# no device profile: the machine's own (/var/lib/aiod) must not change the settings
-	printf '[global]\nsocket_path = %s\n[cache]\nsize = 64M\nmlock = no\n[admission]\nprofile = %s\n%b\n' \
-		"$PRIV_SOCK" "$PRIV_DIR/no-device.profile" "$aiod_extra" > "$PRIV_DIR/aiod.ini"
+	printf '[global]\nsocket_path = %s\n[cache]\nsize = %s\nmlock = no\n[admission]\nprofile = %s\n%b\n' \
+		"$PRIV_SOCK" "${PRIV_CACHE:-64M}" "$PRIV_DIR/no-device.profile" "$aiod_extra" > "$PRIV_DIR/aiod.ini"
 	rtio_smb_global "$PRIV_DIR" "$port" > "$PRIV_DIR/smb.conf"
 	cat >> "$PRIV_DIR/smb.conf" <<EOT
 $(printf '%b' "$global_extra")

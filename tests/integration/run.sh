@@ -75,5 +75,6 @@ run admission-smb t_admission
 run no-room-fallback t_noroom
 run smbtorture-fast t_smbtorture
 run streams-emudisk t_streams
+run streams-together-and-replay t_streams_together
 
 it_finish

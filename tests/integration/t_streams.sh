@@ -39,3 +39,78 @@ t_streams() {
 	"$IT_ROOT/bench/emudisk/emudisk-down.sh" "$emu" > /dev/null 2>&1 || rc=1
 	return $rc
 }
+
+# play_streams PORT SECONDS TAG FILE...: one paced 100 Mbit/s client per file,
+# all started at the same instant (one `wait` for them all), half a second of
+# client prebuffer (6 chunks of 1 MiB); the reports go to
+# $IT_T/log/TAG-N.json. Returns 1 if a client failed (not for late chunks).
+play_streams() {
+	local port=$1 secs=$2 tag=$3 i=0 f rc=0 pids=()
+	shift 3
+	for f in "$@"; do
+		i=$((i + 1))
+		"$BUILD/rtio-stream" --url "smb://127.0.0.1:$port/s/$f" --user "$IT_USER%$IT_PASS" \
+			--bitrate 100M --chunk 1M --prebuffer 6 --duration "$secs" \
+			> "$IT_T/log/$tag-$i.json" 2> "$IT_T/log/$tag-$i.err" &
+		pids+=($!)
+		it_track "$!" rtio-stream
+	done
+	for i in "${!pids[@]}"; do
+		wait "${pids[$i]}" || rc=1
+	done
+	return $rc
+}
+
+# json_field FILE KEY: a number from rtio-stream's one-line JSON report.
+json_field() { sed -n "s/.*\"$2\":\\([0-9.-]*\\).*/\\1/p" "$1"; }
+
+# Four streams opened at the same instant on the emulated disk with the
+# README's stream settings (no calibration: io_size 16M, queue_depth 2,
+# prebuffer_ms 1000): the start-up is a race for the disk, and after it
+# (chunks due 2 s or more after the open) no chunk may be late. Then a
+# replay of the same files while aiod's 256M cache is full and holds their
+# first part from that playback (a bulk read filled it first, so that is what
+# eviction took): a warm cache must not be worse than a cold one, so there no
+# chunk may be late at all.
+t_streams_together() {
+	local port=$((IT_PORT + 6)) emu=$IT_T/emu2 rc=0 i n m
+	BUILD=$BUILD "$IT_ROOT/bench/emudisk/emudisk-up.sh" "$emu" 1G > "$IT_T/log/emudisk2-up.log" 2>&1 ||
+		{ cat "$IT_T/log/emudisk2-up.log"; return 1; }
+	echo "$emu" >> "$IT_T/emudisks"
+	PRIV_CACHE=256M it_private together "$port" \
+		'[cache]\ndirect_io = yes\n[readahead]\nio_size = 16M\n[engine]\nqueue_depth = 2\n[stream.hd]\nmatch = *.mxf\nbitrate = 100M\nprebuffer_ms = 1000' \
+		"\tpath = $emu/mnt/share" ''
+	mkdir -p "$emu/mnt/share"
+	for f in t1.mxf t2.mxf t3.mxf t4.mxf filler.bin; do
+		fallocate -l 128M "$emu/mnt/share/$f"
+		dd if=/dev/urandom of="$emu/mnt/share/$f" bs=1M count=128 conv=notrunc status=none
+	done
+	chmod -R a+rwX "$emu/mnt/share"
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	smbclient //127.0.0.1/s -p "$port" -U "$IT_USER%$IT_PASS" -c "get filler.bin /dev/null" \
+		> "$IT_T/log/filler.log" 2>&1 || { cat "$IT_T/log/filler.log"; rc=1; }
+	# cold: 3 s each: 37 MB of each file plus its read-ahead (24 blocks) fill the
+	# cache on top of the filler, which eviction takes first
+	play_streams "$port" 3 cold t1.mxf t2.mxf t3.mxf t4.mxf || rc=1
+	for i in 1 2 3 4; do
+		echo "cold $i: $(cat "$IT_T/log/cold-$i.json")"
+		n=$(json_field "$IT_T/log/cold-$i.json" misses_after_startup)
+		[ "${n:-x}" = 0 ] || { echo "cold stream $i: ${n:-no report} late chunks after start-up"; rc=1; }
+	done
+	"$BUILD/aiodctl" -s "$PRIV_SOCK" stats | grep -E '^(blocks_used|blocks_total|evictions)='
+	"$BUILD/aiodctl" -s "$PRIV_SOCK" stats | grep -q '^evictions=[1-9]' ||
+		{ echo "the cache never filled: the replay would not be from a full cache"; rc=1; }
+	echo 3 > /proc/sys/vm/drop_caches	# aiod's cache stays warm, the kernel's does not
+	play_streams "$port" 6 warm t1.mxf t2.mxf t3.mxf t4.mxf || rc=1
+	for i in 1 2 3 4; do
+		echo "warm $i: $(cat "$IT_T/log/warm-$i.json")"
+		m=$(json_field "$IT_T/log/warm-$i.json" misses)
+		[ "${m:-x}" = 0 ] || { echo "warm stream $i: ${m:-no report} late chunks"; rc=1; }
+	done
+	"$BUILD/aiodctl" -s "$PRIV_SOCK" stats |
+		grep -E '^(cache_hits|cache_misses|readahead_blocks|deadline_misses|evictions)='
+	it_private_stop
+	"$IT_ROOT/bench/emudisk/emudisk-down.sh" "$emu" > /dev/null 2>&1 || rc=1
+	return $rc
+}
