@@ -110,7 +110,7 @@ install-module: $(BUILD)/rtio.so
 # ---- unit tests: each built twice, plainly and with ASan + UBSan ----
 
 UNIT_TESTS := test_proto test_size test_cache test_edf test_config test_stream test_session replay_session \
-	test_dataplane test_readahead test_tuning test_record
+	test_dataplane test_passthrough test_readahead test_tuning test_record
 test_proto_SRC  := common/rtio_proto.c
 test_size_SRC   := common/rtio_size.c
 test_cache_SRC  := aiod/cache.c
@@ -131,6 +131,8 @@ test_dataplane_SRC := $(filter-out aiod/engine.c,$(AIOD_INPROC_SRC)) tests/unit/
 test_dataplane_LIBS := $(shell pkg-config --libs talloc tevent 2>/dev/null) -liniparser -lm
 test_readahead_SRC := $(test_dataplane_SRC)
 test_readahead_LIBS := $(test_dataplane_LIBS)
+test_passthrough_SRC := $(test_dataplane_SRC)
+test_passthrough_LIBS := $(test_dataplane_LIBS)
 # the session fuzzer's corpus, replayed without libFuzzer (tests/fuzz/README.md)
 FUZZ_HDR := $(wildcard tests/fuzz/*.h)
 UNIT_HDR := $(wildcard tests/unit/*.h)

@@ -20,7 +20,7 @@
  *               ctx->handlers (session.h)
  *   peer.c      a session's request-layer state; leases.c: its pinned blocks
  *   request.c   data requests: dispatch table, a request's life (dataplane.h);
- *               waitq.c, read.c, readahead.c, write.c do the work
+ *               waitq.c, read.c, passthrough.c, readahead.c, write.c do the work
  *   control.c   control requests (OPEN, CLOSE, FTRUNCATE, UNLINK, STATS)
  *   handlers.c  the table sessions deliver to
  *   listener.c  the control socket: accepting and authenticating clients
@@ -97,6 +97,8 @@ struct aiod_open {
 	uint64_t id;
 	int fd;
 	int direct_fd;			/* O_DIRECT twin of fd for reads, -1 if none */
+	uint32_t read_align;		/* passthrough.c: what a read's offset and length are
+					 * rounded to, 0 = not known yet */
 	bool readable;
 	bool writable;
 	bool closing;			/* CLOSE or session end arrived; fd closes when idle */
@@ -161,6 +163,9 @@ struct aiod_stats {
 	uint64_t sessions_total;
 	uint64_t outside_changes;	/* files changed by a writer aiod was not told about */
 	uint64_t outside_blocks;	/* cached blocks those changes dropped */
+	uint64_t disk_read_bytes;	/* bytes the device read: loads and pass-through reads */
+	uint64_t passthrough_reads;	/* random reads served without the cache (passthrough.c) */
+	uint64_t passthrough_bytes;	/* bytes the device read for them */
 };
 
 struct aiod_ctx {

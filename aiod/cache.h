@@ -20,6 +20,8 @@ enum aiod_block_state {
 	AIOD_BLK_LOADING,	/* hashed, a disk read is filling it */
 	AIOD_BLK_VALID,		/* hashed, holds valid bytes [0, valid) of the block */
 	AIOD_BLK_STAGING,	/* unhashed, holds a client's write before it reaches the file */
+	AIOD_BLK_PASSTHROUGH,	/* unhashed, holds bytes [0, valid) one random read fetched for
+				 * one client (passthrough.c): nobody else finds it */
 };
 
 struct aiod_block;
@@ -37,7 +39,7 @@ struct aiod_block {
 	enum aiod_block_state state;
 	bool hashed;
 	uint64_t dev, ino, blkno;
-	uint32_t valid;		/* VALID: bytes from the block start that are file data */
+	uint32_t valid;		/* VALID, PASSTHROUGH: bytes from the block start that are file data */
 	int error;		/* LOADING that failed: -errno for the waiters */
 	struct aiod_block *hnext;		/* hash chain */
 	struct aiod_block *prev, *next;		/* free list or LRU list */

@@ -56,6 +56,9 @@ static void fill_stats(struct aiod_ctx *ctx, struct rtio_stats_rep *r)
 	r->writeback_late = ctx->st.writeback_late;
 	r->writeback_errors = ctx->st.writeback_errors;
 	r->recorders = ctx->recorders;
+	r->disk_read_bytes = ctx->st.disk_read_bytes;
+	r->passthrough_reads = ctx->st.passthrough_reads;
+	r->passthrough_bytes = ctx->st.passthrough_bytes;
 }
 
 /* The index-th file record; a listing that asks 0, 1, 2... is one walk (files.c). */

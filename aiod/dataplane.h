@@ -1,11 +1,12 @@
 /*
  * The request layer's shared parts (private to request.c, waitq.c, read.c,
- * readahead.c and write.c): a data request from a message queue, and what
- * the files of the layer call of each other.
+ * passthrough.c, readahead.c and write.c): a data request from a message
+ * queue, and what the files of the layer call of each other.
  *
  *   request.c    a request's life: dispatch by opcode, pins, replies, end
  *   waitq.c      requests waiting for free cache blocks; the pin quota
  *   read.c       READ0: hits, misses, loads from the disk
+ *   passthrough.c a random reader's miss: only its pages, in private blocks
  *   readahead.c  what a sequential or stream reader will need next
  *   write.c      WRITE0/WRITE1, WROTE (their write-back: writeback.c), FSYNC
  *
@@ -30,6 +31,9 @@ struct aiod_req {
 	uint64_t off;
 	uint32_t len;
 	uint64_t end;			/* READ0: min(off + len, size) */
+	uint64_t base;			/* READ0: file offset blocks[0] starts at: a pass-through
+					 * read's first page; 0 for cached blocks, whose offsets
+					 * are multiples of the block size */
 	uint32_t nblocks;
 	struct aiod_block *blocks[RTIO_MAX_SEGS];
 	struct aiod_block_waiter waiters[RTIO_MAX_SEGS];
@@ -54,7 +58,7 @@ struct aiod_load {
 	struct aiod_block *b[RTIO_MAX_SEGS];
 };
 
-/* Per write of one staging block. */
+/* Per device I/O of one block of a request: a WRITE1 staging block, a pass-through read. */
 struct aiod_wseg {
 	struct aiod_req *r;
 	uint32_t i;
@@ -87,9 +91,20 @@ void aiod_waitq_remove(struct aiod_ctx *ctx, struct aiod_req *r);
 
 /* read.c: both start functions return true when r had to wait for free blocks (waitq.c). */
 bool aiod_read0_start(struct aiod_req *r);
+/* r's blocks hold its bytes (or r->error says why not): answer with them, under a lease. */
+void aiod_read0_finish(struct aiod_req *r);
 /* One disk read of the n contiguous LOADING blocks b of o's file. */
 int aiod_load_submit(struct aiod_ctx *ctx, struct aiod_open *o, struct aiod_block **b, uint32_t n,
 		     uint64_t deadline_ns);
+
+/* passthrough.c */
+/*
+ * Whether r's miss (o's file is size bytes now) is a random reader's that
+ * reads only its own pages, without the cache.
+ */
+bool aiod_passthrough_wanted(const struct aiod_req *r, uint64_t size);
+/* Read r's range [off, end) into private blocks; true when it waits for free blocks. */
+bool aiod_passthrough_start(struct aiod_req *r);
 
 /* readahead.c */
 void aiod_readahead(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t last, uint64_t size,

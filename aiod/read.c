@@ -3,7 +3,9 @@
  * are in the shared region. A hit answers right here, without the engine
  * (paper 3.1.3.2.2); a miss starts one disk read per run of missing blocks,
  * and a second reader of a block that is already loading just waits for it
- * (one disk read for both). READ1 (request.c) unpins.
+ * (one disk read for both). A random reader's miss in a file the cache
+ * cannot hold reads only its own pages instead (passthrough.c). READ1
+ * (request.c) unpins.
  *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -28,6 +30,9 @@ static void load_done(void *private_data, int result)
 	uint32_t bs = ctx->cache->block_size;
 
 	ctx->st.disk_reads++;
+	if (result > 0) {
+		ctx->st.disk_read_bytes += (uint64_t)result;
+	}
 	for (uint32_t i = 0; i < ld->n; i++) {
 		int r = result;
 
@@ -82,7 +87,7 @@ int aiod_load_submit(struct aiod_ctx *ctx, struct aiod_open *o, struct aiod_bloc
 	return ret;
 }
 
-static void read0_finish(struct aiod_req *r)
+void aiod_read0_finish(struct aiod_req *r)
 {
 	struct aiod_ctx *ctx = r->ctx;
 	uint32_t bs = ctx->cache->block_size;
@@ -101,7 +106,7 @@ static void read0_finish(struct aiod_req *r)
 	memset(&rep, 0, sizeof(rep));
 	for (uint32_t i = 0; i < r->nblocks && pos < r->end; i++) {
 		struct aiod_block *b = r->blocks[i];
-		uint32_t in_blk = (uint32_t)(pos % bs);
+		uint32_t in_blk = (uint32_t)((pos - r->base) % bs);
 		uint64_t want = r->end - pos;
 		uint32_t avail = b->valid > in_blk ? b->valid - in_blk : 0;
 
@@ -158,7 +163,7 @@ static void read_block_ready(void *private_data, struct aiod_block *b)
 		r->error = b->error;
 	}
 	if (--r->pending == 0) {
-		read0_finish(r);
+		aiod_read0_finish(r);
 	}
 }
 
@@ -222,7 +227,7 @@ static bool read0_hit(struct aiod_req *r)
 	r->end = end;
 	aiod_readahead(ctx, o, last, o->file->known_size,
 		  aiod_stream_observe(ctx, o, r->off, r->len));
-	read0_finish(r);
+	aiod_read0_finish(r);
 	return true;
 }
 
@@ -254,8 +259,11 @@ bool aiod_read0_start(struct aiod_req *r)
 	}
 	if (r->off >= r->end) {
 		r->end = r->off;
-		read0_finish(r);	/* EOF or zero length: 0 bytes */
+		aiod_read0_finish(r);	/* EOF or zero length: 0 bytes */
 		return false;
+	}
+	if (aiod_passthrough_wanted(r, (uint64_t)st.st_size)) {
+		return aiod_passthrough_start(r);
 	}
 	first = r->off / bs;
 	last = (r->end - 1) / bs;
@@ -323,7 +331,7 @@ bool aiod_read0_start(struct aiod_req *r)
 			  aiod_stream_observe(ctx, o, r->off, (uint32_t)(r->end - r->off)));
 	}
 	if (--r->pending == 0) {
-		read0_finish(r);	/* every block was a hit, or the reads already finished */
+		aiod_read0_finish(r);	/* every block was a hit, or the reads already finished */
 	}
 	return false;
 }

@@ -2,11 +2,12 @@
 # make bench: every benchmark, one after the other (each takes the machine to
 # itself; never run them beside the tests). Results land in bench/results/.
 #
-#   BENCH="fio smb rt" bench/run.sh       (default: all three; rt alone takes
+#   BENCH="fio mixed smb rt" bench/run.sh (default: all four; rt alone takes
 #                                         about 5-6 hours with its defaults)
 #   RT_ARGS="--scenario together --bitrates 100M" make bench   options for rt/run.sh
 #
 #   fio  bench/fio/run.sh   fio's io_uring engine directly vs fio through aiod
+#   mixed bench/mixed/run.sh random reads of 4x aiod's cache, direct vs aiod (issue 12)
 #   smb  bench/smb/run.sh   smbclient get/put: plain vs io_uring vs rtio shares
 #   rt   bench/rt/run.sh    paced video streams on an emulated disk (issues 5, 11)
 #
@@ -16,15 +17,17 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 export BUILD=${BUILD:-$(cd "$here/.." && pwd)/build}
 status=0
-for b in ${BENCH:-fio smb rt}; do
+for b in ${BENCH:-fio mixed smb rt}; do
 	echo "==== bench: $b ===="
 	case $b in
 	fio) make -C "$here/.." --no-print-directory BUILD="$BUILD" \
 		"$BUILD/fio/rtio_engine.so" "$BUILD/fio/hit_rtt" && "$here/fio/run.sh" || status=1 ;;
+	mixed) make -C "$here/.." --no-print-directory BUILD="$BUILD" \
+		"$BUILD/fio/rtio_engine.so" && "$here/mixed/run.sh" || status=1 ;;
 	smb) "$here/smb/run.sh" || status=1 ;;
 	rt) read -r -a rt_args <<< "${RT_ARGS:-}"	# options for rt/run.sh, split on spaces
 		"$here/rt/run.sh" "${rt_args[@]}" || status=1 ;;
-	*) echo "bench: unknown benchmark '$b' (fio, smb, rt)" >&2; status=2 ;;
+	*) echo "bench: unknown benchmark '$b' (fio, mixed, smb, rt)" >&2; status=2 ;;
 	esac
 done
 exit $status

@@ -31,7 +31,7 @@ static void usage(FILE *f)
 		   "       aiodctl [-s SOCKET] cat FILE [OFFSET [LENGTH]]\n"
 		   "       aiodctl [-s SOCKET] write FILE [OFFSET]   (data from stdin)\n"
 		   "stats prints aiod's counters as key=value lines; aiod(8) explains them\n"
-		   "(recorders and writeback_*: section RECORDERS).\n"
+		   "(recorders and writeback_*: section RECORDERS; passthrough_*: RANDOM READS).\n"
 		   "Default socket: " DEFAULT_SOCKET "\n");
 }
 
@@ -69,6 +69,9 @@ static int cmd_stats(struct rtio_client *c)
 	P(evictions);
 	P(readahead_blocks);
 	P(disk_reads);
+	P(disk_read_bytes);
+	P(passthrough_reads);
+	P(passthrough_bytes);
 	P(disk_writes);
 	P(bytes_read);
 	P(bytes_written);

@@ -46,7 +46,7 @@ if [ "${BUILD_AIOD:-1}" = 1 ]; then
 	# leaves the previous binary in place, loudly (BUILD_AIOD=0 skips this).
 	# shellcheck disable=SC2086
 	if $CC $AFLAGS -o "$OUT/aiod.new" aiod/*.c common/rtio_proto.c common/rtio_sock.c common/rtio_size.c \
-		$(pkg-config --libs talloc tevent liburing) -liniparser &&
+		$(pkg-config --libs talloc tevent liburing) -liniparser -lm -lpthread &&
 	   $CC $CFLAGS -o "$OUT/aiodctl.new" tools/aiodctl.c $CLIENT $(pkg-config --libs talloc); then
 		mv "$OUT/aiod.new" "$OUT/aiod"
 		mv "$OUT/aiodctl.new" "$OUT/aiodctl"

@@ -45,6 +45,8 @@ fi
 BUILD=${BUILD:-$here/build}
 # shellcheck source=../thp.sh
 . "$here/bench/thp.sh"
+# shellcheck source=../aiod.sh
+. "$here/bench/aiod.sh"
 RUNS=${RUNS:-10}
 RUNTIME=${RUNTIME:-5}
 FILE_SIZE=${FILE_SIZE:-2G}
@@ -88,20 +90,14 @@ RAW=$BUILD/fio/runs/$stamp
 mkdir -p "$RAW/fio" "$RAW/hit" "$RESULTS_DIR"
 W=$(mktemp -d "$DIR/rtio-fio.XXXXXX")
 FILE=$W/data
-DEV=$(basename "$(findmnt -no SOURCE -T "$W")")
+DEV=$(bench_dev_of "$W")
 CLK_TCK=$(getconf CLK_TCK)
 NCPU=$(nproc)
 
 # ---- aiod instances: "cold" is restarted before every cold run, "hot" lives throughout ----
 
-declare -A AIOD_PID=()
-
 cleanup() {
-	local name
-	for name in "${!AIOD_PID[@]}"; do
-		kill "${AIOD_PID[$name]}" 2>/dev/null || true
-		wait "${AIOD_PID[$name]}" 2>/dev/null || true
-	done
+	bench_aiod_stop_all
 	bench_thp_restore
 	if [ "$KEEP" = 1 ]; then
 		log "kept $W"
@@ -115,7 +111,7 @@ trap 'exit 130' INT TERM
 sock_of() { echo "$W/$1/aiod.sock"; }
 
 aiod_start() {
-	local name=$1 ini=$W/$1.ini i
+	local name=$1 ini=$W/$1.ini
 	mkdir -p "$W/$name"
 	cat > "$ini" <<EOT
 [global]
@@ -128,43 +124,14 @@ EOT
 	if [ -n "$READAHEAD" ]; then
 		printf '[readahead]\nblocks = %s\n' "$READAHEAD" >> "$ini"
 	fi
-	"$AIOD" -c "$ini" -F -d 1 >> "$RAW/aiod-$name.log" 2>&1 &
-	AIOD_PID[$name]=$!
-	for i in $(seq 1 300); do
-		if "$AIODCTL" -s "$(sock_of "$name")" stats > /dev/null 2>&1; then
-			# how much of its cache got huge pages (its NOTICE is below log_level 1)
-			awk '/^ShmemPmdMapped:/ {print $2 " kB"}' "/proc/${AIOD_PID[$name]}/smaps_rollup" \
-				> "$RAW/aiod-$name.huge" 2>/dev/null || true
-			return 0
-		fi
-		kill -0 "${AIOD_PID[$name]}" 2>/dev/null || die "aiod ($name) died at start: $(tail -3 "$RAW/aiod-$name.log")"
-		sleep 0.1
-	done
-	die "aiod ($name) did not come up"
+	bench_aiod_start "$name" "$ini" "$(sock_of "$name")" "$RAW/aiod-$name.log" || die "aiod ($name)"
+	# how much of its cache got huge pages (its NOTICE is below log_level 1)
+	awk '/^ShmemPmdMapped:/ {print $2 " kB"}' "/proc/${AIOD_PID[$name]}/smaps_rollup" \
+		> "$RAW/aiod-$name.huge" 2>/dev/null || true
 }
 
-aiod_stop() {
-	local name=$1
-	if [ -n "${AIOD_PID[$name]:-}" ]; then
-		kill "${AIOD_PID[$name]}" 2>/dev/null || true
-		wait "${AIOD_PID[$name]}" 2>/dev/null || true
-		unset "AIOD_PID[$name]"
-	fi
-}
-
-# utime + stime of a process, all threads (io_uring workers included), in ticks.
-proc_ticks() { awk '{printf "%.0f\n", $14 + $15}' "/proc/$1/stat"; }
-all_aiod_ticks() {
-	local t=0 p
-	for p in "${AIOD_PID[@]}"; do
-		t=$((t + $(proc_ticks "$p")))
-	done
-	echo $t
-}
-# Busy ticks of the whole machine (user nice system irq softirq; not steal).
-sys_busy_ticks() { awk '/^cpu /{printf "%.0f\n", $2 + $3 + $4 + $7 + $8}' /proc/stat; }
-# Sectors read and written on the disk holding the file.
-disk_sectors() { awk -v d="$DEV" '$3 == d {print $6, $10; f = 1} END {if (!f) print 0, 0}' /proc/diskstats; }
+aiod_stop() { bench_aiod_stop "$1"; }
+disk_sectors() { bench_disk_sectors "$DEV"; }
 drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
 
 bench_thp_enable
@@ -229,13 +196,13 @@ run_config() {
 	fi
 
 	local a0 b0 d0 l1 a1 b1 d1
-	a0=$(all_aiod_ticks); b0=$(sys_busy_ticks); d0=$(disk_sectors)
+	a0=$(bench_aiod_ticks); b0=$(bench_busy_ticks); d0=$(disk_sectors)
 	l1=$(cut -d' ' -f1 /proc/loadavg)
 	timeout $((RUNTIME * 10 + 120)) /usr/bin/time -f '%e %U %S' -o "$base.time" \
 		fio --name="$cfg" --filename="$FILE" --thread --numjobs=1 "${args[@]}" \
 		--output-format=json --output="$base.json" > "$base.log" 2>&1 ||
 		die "fio $cfg failed: $(tail -5 "$base.log")"
-	a1=$(all_aiod_ticks); b1=$(sys_busy_ticks); d1=$(disk_sectors)
+	a1=$(bench_aiod_ticks); b1=$(bench_busy_ticks); d1=$(disk_sectors)
 	if [ -n "$inst" ]; then
 		"$AIODCTL" -s "$sock" stats > "$base.stats1"
 	fi

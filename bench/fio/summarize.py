@@ -347,8 +347,10 @@ def markdown(res):
         "rotation spreads it over all configurations, medians damp it, it does not vanish.")
     add("- Cold runs stop at EOF: a 1 MiB sequential cold run lasts file size / bandwidth, "
         "which can be shorter than the runtime.")
-    add("- aiod reads whole cache blocks: a cold 4 KiB random read costs a "
-        f"{p['block_size']} disk read, and later reads in that block are hits (see `aiod hit %`).")
+    add("- A cold 4 KiB random read of a file larger than an eighth of aiod's cache reads only "
+        "its page (pass-through, aiod(8) RANDOM READS) and caches nothing; in a smaller file it "
+        f"loads a whole {p['block_size']} block, and later reads in that block are hits "
+        "(see `aiod hit %`).")
     add("")
     add("## Targets")
     add("")

@@ -38,6 +38,13 @@ struct fake_engine_op_info {
  * (earliest deadline first, ties in arrival order); false past the end.
  */
 bool fake_engine_op(const struct aiod_engine *e, unsigned i, struct fake_engine_op_info *out);
+/*
+ * The device does the I/O of the queued operation at position i (as
+ * fake_engine_op() counts) now, but aiod hears of it only when it is run:
+ * a read that took the file's bytes before a write changed them and
+ * completes after. False past the end.
+ */
+bool fake_engine_io_now(struct aiod_engine *e, unsigned i);
 /* Run the one operation the device would get first; false when none is queued. */
 bool fake_engine_run_one(struct aiod_engine *e);
 /* Run every queued operation (and those their callbacks queue), earliest deadline first. */
