@@ -63,11 +63,16 @@ static uint32_t sustain_blocks(const struct aiod_ctx *ctx, const struct aiod_ope
  * fourth round, a third is not).
  */
 static uint32_t request_blocks(const struct aiod_ctx *ctx, const struct aiod_open *o,
-			       uint32_t window)
+			       uint32_t window, uint64_t lead)
 {
 	uint32_t n = io_blocks(ctx);
 
-	if (o->rate_bps > 0) {
+	/*
+	 * A stream that starts with a lead of a whole request already (a replay
+	 * whose next blocks are still cached) has no start-up to speed up:
+	 * small requests would only cost it seeks.
+	 */
+	if (o->rate_bps > 0 && !(o->ra_size == 0 && lead >= n)) {
 		uint32_t ramp = o->ra_size;
 
 		if (ramp == 0) {
@@ -138,7 +143,7 @@ void aiod_readahead(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t last, ui
 	}
 	blk = first_hole(ctx, o, last + 1, stop);
 	o->ra_next_blk = blk;	/* may move back: a block evicted before use is read again */
-	per_io = request_blocks(ctx, o, n);
+	per_io = request_blocks(ctx, o, n, blk - (last + 1));
 	/*
 	 * Refill only when a whole request fits in the window again (or the file
 	 * ends inside it): topping it up block by block would cost a seek per
@@ -168,7 +173,7 @@ void aiod_readahead(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t last, ui
 				}
 			}
 			nrun = 0;
-			per_io = request_blocks(ctx, o, n);
+			per_io = request_blocks(ctx, o, n, blk - (last + 1));
 			/* The rest of the window waits until a whole request fits. */
 			if (stop - blk < per_io && stop < nblk_file) {
 				return;

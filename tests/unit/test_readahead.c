@@ -311,6 +311,30 @@ static void test_ra_protects_and_rereads_window(void **state)
 	assert_true(reread);
 }
 
+static void test_ra_no_ramp_with_a_cached_lead(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_cache *c = f->ctx->cache;
+	struct aiod_open *o = f->o[0];
+	struct fake_engine_op_info op;
+
+	/* An earlier playback cached blocks up to ~55; drop 40 on. */
+	play(f, 0, 10);
+	for (uint64_t b = 40; b < 80; b++) {
+		struct aiod_block *blk = aiod_cache_find(c, o->file->dev, o->file->ino, b);
+
+		if (blk != NULL) {
+			aiod_cache_detach(c, blk);
+		}
+	}
+	/* The replay jumps back to block 5 and plays on: 30+ blocks of lead are cached. */
+	client_read(f, 0, 5);
+	client_read(f, 0, 6);
+	assert_true(fake_engine_op(f->ctx->engine, 0, &op));
+	assert_int_equal(op.off, 40ull * BS);
+	assert_int_equal(op.len, 16ull * BS);	/* io_size at once: no start-up ramp */
+}
+
 static void test_ra_round_guard(void **state)
 {
 	struct fixture *f = *state;
@@ -343,6 +367,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_ra_behind_catches_up, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ra_protects_and_rereads_window, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ra_no_ramp_with_a_cached_lead, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ra_round_guard, setup, teardown),
 	};
 
