@@ -97,7 +97,9 @@ $(BUILD)/vfsobj/%.o: %.c $(VFS_HDR) $(COMMON_HDR) | $(SAMBA_GEN)/.stamp
 	@mkdir -p $(dir $@)
 	$(CC) $(BASE_CFLAGS) -fvisibility=hidden $(SAMBA_WARN_RELAX) $(SAMBA_CPPFLAGS) -Icommon -c $< -o $@
 
-$(BUILD)/rtio.so: $(VFS_SRC:%.c=$(BUILD)/vfsobj/%.o) $(COMMON_SRC:%.c=$(BUILD)/vfsobj/%.o)
+# rtio_size: rtio:register min size is spelt as aiod.ini spells sizes
+$(BUILD)/rtio.so: $(VFS_SRC:%.c=$(BUILD)/vfsobj/%.o) $(COMMON_SRC:%.c=$(BUILD)/vfsobj/%.o) \
+		$(BUILD)/vfsobj/common/rtio_size.o
 	$(CC) $(BASE_CFLAGS) -shared -o $@ $^ $(SAMBA_LDFLAGS) $(SAMBA_LIBS)
 
 # The tests need the module where smbd looks for it.
@@ -110,7 +112,7 @@ install-module: $(BUILD)/rtio.so
 # ---- unit tests: each built twice, plainly and with ASan + UBSan ----
 
 UNIT_TESTS := test_proto test_size test_cache test_edf test_config test_stream test_session replay_session \
-	test_dataplane test_passthrough test_readahead test_tuning test_record
+	test_dataplane test_passthrough test_readahead test_tuning test_record test_defer
 test_proto_SRC  := common/rtio_proto.c
 test_size_SRC   := common/rtio_size.c
 test_cache_SRC  := aiod/cache.c
@@ -121,6 +123,9 @@ test_stream_SRC := aiod/stream.c aiod/admission.c aiod/config.c aiod/log.c aiod/
 test_tuning_SRC := aiod/tuning.c aiod/profile.c aiod/admission.c aiod/config.c aiod/log.c \
 	common/rtio_size.c
 test_record_SRC := aiod/record.c aiod/admission.c aiod/profile.c aiod/config.c aiod/log.c common/rtio_size.c
+# the module's one pure decision, without Samba: which files are registered when
+test_defer_SRC  := vfs_rtio/vfs_rtio_defer.c
+test_defer_CFLAGS := -Ivfs_rtio
 # the whole daemon but main.c and calibrate.c: an aiod context inside a test
 AIOD_INPROC_SRC := $(filter-out aiod/main.c aiod/calibrate.c,$(wildcard aiod/*.c)) \
 	common/rtio_proto.c common/rtio_sock.c common/rtio_size.c
@@ -147,12 +152,12 @@ unit_main = $(or $($(1)_MAIN),tests/unit/$(1).c)
 
 define unit_rules
 $(BUILD)/unit/$(1): $(call unit_main,$(1)) $$($(1)_SRC) $(COMMON_HDR) $(AIOD_HDR) $(FUZZ_HDR) \
-		$(UNIT_HDR)
+		$(UNIT_HDR) $(VFS_HDR)
 	@mkdir -p $$(dir $$@)
 	$(CC) $(BASE_CFLAGS) $$($(1)_CFLAGS) -Icommon -Iaiod $(INI_CFLAGS) $(PKG_CFLAGS) -o $$@ $$< \
 		$$($(1)_SRC) -lcmocka $$(or $$($(1)_LIBS),$(PKG_LIBS_AIOD)) -lrt -lpthread
 $(BUILD)/unit-asan/$(1): $(call unit_main,$(1)) $$($(1)_SRC) $(COMMON_HDR) $(AIOD_HDR) $(FUZZ_HDR) \
-		$(UNIT_HDR)
+		$(UNIT_HDR) $(VFS_HDR)
 	@mkdir -p $$(dir $$@)
 	$(CC) $(BASE_CFLAGS) $(SAN) $$($(1)_CFLAGS) -Icommon -Iaiod $(INI_CFLAGS) $(PKG_CFLAGS) \
 		-o $$@ $$< $$($(1)_SRC) -lcmocka $$(or $$($(1)_LIBS),$(PKG_LIBS_AIOD)) -lrt -lpthread

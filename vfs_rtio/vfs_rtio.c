@@ -129,6 +129,37 @@ static int vfs_rtio_close(struct vfs_handle_struct *handle, struct files_struct 
 	return SMB_VFS_NEXT_CLOSE(handle, fsp);
 }
 
+/* The async data operations, one request type for all (vfs_rtio_aio.c). */
+static struct tevent_req *vfs_rtio_pread_send(struct vfs_handle_struct *handle,
+					      TALLOC_CTX *mem_ctx, struct tevent_context *ev,
+					      struct files_struct *fsp, void *data, size_t n,
+					      off_t offset)
+{
+	return vfs_rtio_aio_send(handle, mem_ctx, ev, fsp, VFS_RTIO_OP_PREAD, data, n, offset);
+}
+
+static struct tevent_req *vfs_rtio_pwrite_send(struct vfs_handle_struct *handle,
+					       TALLOC_CTX *mem_ctx, struct tevent_context *ev,
+					       struct files_struct *fsp, const void *data,
+					       size_t n, off_t offset)
+{
+	/* Only aiod's shared buffer and the local pwrite read from data. */
+	return vfs_rtio_aio_send(handle, mem_ctx, ev, fsp, VFS_RTIO_OP_PWRITE,
+				 discard_const(data), n, offset);
+}
+
+static struct tevent_req *vfs_rtio_fsync_send(struct vfs_handle_struct *handle,
+					      TALLOC_CTX *mem_ctx, struct tevent_context *ev,
+					      struct files_struct *fsp)
+{
+	return vfs_rtio_aio_send(handle, mem_ctx, ev, fsp, VFS_RTIO_OP_FSYNC, NULL, 0, 0);
+}
+
+static int vfs_rtio_fsync_recv(struct tevent_req *req, struct vfs_aio_state *vfs_aio_state)
+{
+	return vfs_rtio_aio_recv(req, vfs_aio_state) == -1 ? -1 : 0;
+}
+
 /*
  * Only the operations rtio changes; the rest falls through to the next module.
  *
@@ -149,9 +180,9 @@ static struct vfs_fn_pointers vfs_rtio_fns = {
 	.pread_fn = vfs_rtio_pread,
 	.pwrite_fn = vfs_rtio_pwrite,
 	.pread_send_fn = vfs_rtio_pread_send,
-	.pread_recv_fn = vfs_rtio_pread_recv,
+	.pread_recv_fn = vfs_rtio_aio_recv,
 	.pwrite_send_fn = vfs_rtio_pwrite_send,
-	.pwrite_recv_fn = vfs_rtio_pwrite_recv,
+	.pwrite_recv_fn = vfs_rtio_aio_recv,
 	.fsync_send_fn = vfs_rtio_fsync_send,
 	.fsync_recv_fn = vfs_rtio_fsync_recv,
 	.sendfile_fn = vfs_rtio_sendfile,

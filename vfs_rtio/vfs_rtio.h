@@ -21,6 +21,7 @@
  *   vfs_rtio_stale.c      files aiod must forget at the next attach         } the session
  *   vfs_rtio_watch.c      the client's event fds on tevent                  }
  *   vfs_rtio_config.c     rtio:* smb.conf parameters, read per tree connect
+ *   vfs_rtio_defer.c      which small files are registered only once they grow
  *   common/rtio_client.c  the client library
  *
  * Each .c has a header of its own; include them after Samba's includes.h /

@@ -302,7 +302,8 @@ static void vfs_rtio_aio_start(struct vfs_rtio_aio *a)
  */
 static void vfs_rtio_aio_notify(struct vfs_rtio_aio *a)
 {
-	struct rtio_client *client = vfs_rtio_fsp_client(a->handle, a->fsp, &a->ext);
+	struct rtio_client *client = vfs_rtio_fsp_client(a->handle, a->fsp, VFS_RTIO_ACCESS_NONE,
+							  0, 0, &a->ext);
 
 	a->notifying = true;
 	if (client == NULL || !rtio_client_has_feature(client, RTIO_FEAT_WROTE)) {
@@ -316,6 +317,20 @@ static void vfs_rtio_aio_notify(struct vfs_rtio_aio *a)
 	vfs_rtio_aio_start(a);
 }
 
+static enum vfs_rtio_fsp_access vfs_rtio_aio_access(enum vfs_rtio_op op)
+{
+	switch (op) {
+	case VFS_RTIO_OP_PREAD:
+		return VFS_RTIO_ACCESS_READ;
+	case VFS_RTIO_OP_PWRITE:
+		return VFS_RTIO_ACCESS_WRITE;
+	case VFS_RTIO_OP_FSYNC:
+	case VFS_RTIO_OP_WROTE:
+		break;
+	}
+	return VFS_RTIO_ACCESS_NONE;
+}
+
 static void vfs_rtio_aio_submit(struct vfs_rtio_aio *a)
 {
 	struct rtio_client *client;
@@ -327,10 +342,11 @@ static void vfs_rtio_aio_submit(struct vfs_rtio_aio *a)
 		vfs_rtio_aio_local(a);
 		return;
 	}
-	client = vfs_rtio_fsp_client(a->handle, a->fsp, &a->ext);
+	client = vfs_rtio_fsp_client(a->handle, a->fsp, vfs_rtio_aio_access(a->op), a->offset, a->n,
+				     &a->ext);
 	if (client == NULL) {
 		if (a->ext == NULL) {
-			vfs_rtio_aio_local(a);	/* not ours to begin with */
+			vfs_rtio_aio_local(a);	/* not ours, or not yet (deferred) */
 			return;
 		}
 		vfs_rtio_aio_failover(a, -ENOTCONN);
@@ -423,10 +439,9 @@ static void vfs_rtio_aio_cleanup(struct tevent_req *req, enum tevent_req_state r
 	vfs_rtio_aio_cancel(a);
 }
 
-static struct tevent_req *vfs_rtio_aio_send(struct vfs_handle_struct *handle,
-					    TALLOC_CTX *mem_ctx, struct tevent_context *ev,
-					    struct files_struct *fsp, enum vfs_rtio_op op,
-					    void *buf, size_t n, off_t offset)
+struct tevent_req *vfs_rtio_aio_send(struct vfs_handle_struct *handle, TALLOC_CTX *mem_ctx,
+				     struct tevent_context *ev, struct files_struct *fsp,
+				     enum vfs_rtio_op op, void *buf, size_t n, off_t offset)
 {
 	struct tevent_req *req;
 	struct vfs_rtio_aio *a;
@@ -460,7 +475,7 @@ static struct tevent_req *vfs_rtio_aio_send(struct vfs_handle_struct *handle,
 	return req;
 }
 
-static ssize_t vfs_rtio_aio_recv(struct tevent_req *req, struct vfs_aio_state *vfs_aio_state)
+ssize_t vfs_rtio_aio_recv(struct tevent_req *req, struct vfs_aio_state *vfs_aio_state)
 {
 	struct vfs_rtio_aio *a = tevent_req_data(req, struct vfs_rtio_aio);
 	ssize_t ret;
@@ -475,41 +490,3 @@ static ssize_t vfs_rtio_aio_recv(struct tevent_req *req, struct vfs_aio_state *v
 	tevent_req_received(req);
 	return ret;
 }
-
-struct tevent_req *vfs_rtio_pread_send(struct vfs_handle_struct *handle, TALLOC_CTX *mem_ctx,
-				       struct tevent_context *ev, struct files_struct *fsp,
-				       void *data, size_t n, off_t offset)
-{
-	return vfs_rtio_aio_send(handle, mem_ctx, ev, fsp, VFS_RTIO_OP_PREAD, data, n, offset);
-}
-
-ssize_t vfs_rtio_pread_recv(struct tevent_req *req, struct vfs_aio_state *vfs_aio_state)
-{
-	return vfs_rtio_aio_recv(req, vfs_aio_state);
-}
-
-struct tevent_req *vfs_rtio_pwrite_send(struct vfs_handle_struct *handle, TALLOC_CTX *mem_ctx,
-					struct tevent_context *ev, struct files_struct *fsp,
-					const void *data, size_t n, off_t offset)
-{
-	/* Only aiod's shared buffer and the local pwrite read from data. */
-	return vfs_rtio_aio_send(handle, mem_ctx, ev, fsp, VFS_RTIO_OP_PWRITE,
-				 discard_const(data), n, offset);
-}
-
-ssize_t vfs_rtio_pwrite_recv(struct tevent_req *req, struct vfs_aio_state *vfs_aio_state)
-{
-	return vfs_rtio_aio_recv(req, vfs_aio_state);
-}
-
-struct tevent_req *vfs_rtio_fsync_send(struct vfs_handle_struct *handle, TALLOC_CTX *mem_ctx,
-				       struct tevent_context *ev, struct files_struct *fsp)
-{
-	return vfs_rtio_aio_send(handle, mem_ctx, ev, fsp, VFS_RTIO_OP_FSYNC, NULL, 0, 0);
-}
-
-int vfs_rtio_fsync_recv(struct tevent_req *req, struct vfs_aio_state *vfs_aio_state)
-{
-	return vfs_rtio_aio_recv(req, vfs_aio_state) == -1 ? -1 : 0;
-}
-

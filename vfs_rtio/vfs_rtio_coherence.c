@@ -18,6 +18,7 @@
 #include "vfs_rtio.h"
 #include "vfs_rtio_coherence.h"
 #include "vfs_rtio_config.h"
+#include "vfs_rtio_defer.h"
 #include "vfs_rtio_fsp.h"
 #include "vfs_rtio_session.h"
 
@@ -33,6 +34,15 @@
  * The size has changed before aiod hears of it, so rtio:fallback = no makes
  * no difference here: a failed trim just drops the whole file from aiod's
  * cache, now or at its next registration.
+ *
+ * A file whose registration is deferred (smaller than rtio:register min size
+ * at open) has nothing to trim through this handle, and the truncate costs no
+ * round trip: if aiod caches the file for some other open, its inotify watch
+ * sees the new size (IN_MODIFY, queued before ftruncate returns) and drops
+ * the blocks before it answers any later read; if this handle registers the
+ * file later, the registration drops them too (RTIO_OPEN_INVALIDATE). Only a
+ * truncate that makes the file that big registers it, as a write there would
+ * (a client that sets the size before copying a big file in).
  */
 struct vfs_rtio_ftruncate_call {
 	uint64_t file_id;
@@ -54,7 +64,8 @@ int vfs_rtio_ftruncate(struct vfs_handle_struct *handle, struct files_struct *fs
 	int saved_errno = errno;
 	ssize_t trimmed = -EIO;
 
-	client = vfs_rtio_fsp_client(handle, fsp, &ext);
+	client = vfs_rtio_fsp_client(handle, fsp, VFS_RTIO_ACCESS_WRITE, ret == 0 ? len : 0, 0,
+				     &ext);
 	if (ext == NULL) {
 		errno = saved_errno;
 		return ret;
@@ -92,12 +103,26 @@ int vfs_rtio_fallocate(struct vfs_handle_struct *handle, struct files_struct *fs
 	return ret;
 }
 
-/* A file is gone: aiod must not serve its blocks to a later file with the same inode number. */
+/*
+ * A file is gone: aiod must not serve its blocks to a later file with the
+ * same inode number.
+ *
+ * Except a file smaller than rtio:register min size, which no open of this
+ * share registered unless it was bigger then: telling aiod would cost a round
+ * trip per deleted small file (an unpack cleaned up, a thumbnail cache
+ * emptied), and aiod refuses the UNLINK of a file the session never had. If
+ * aiod does cache it, its watch sees the inode go (IN_DELETE_SELF), and a
+ * new file that gets the number is checked at OPEN (stamp) or registered with
+ * RTIO_OPEN_INVALIDATE (created, so deferred).
+ */
 static void vfs_rtio_forget(struct vfs_handle_struct *handle, const SMB_STRUCT_STAT *st)
 {
 	struct vfs_rtio_config *config = NULL;
 
 	SMB_VFS_HANDLE_GET_DATA(handle, config, struct vfs_rtio_config, return);
+	if (vfs_rtio_defer_small(config->register_min_size, (uint64_t)st->st_ex_size)) {
+		return;
+	}
 	vfs_rtio_session_forget(config->session, (uint64_t)st->st_ex_dev,
 				(uint64_t)st->st_ex_ino);
 }

@@ -12,6 +12,9 @@
  *   rtio:write    = local                 local: smbd writes into the page cache and
  *                                         tells aiod (WROTE); aiod: data goes through
  *                                         aiod's shared buffer (WRITE0/WRITE1)
+ *   rtio:register min size = 1M           files smaller at open are registered with
+ *                                         aiod only when an I/O reaches this size
+ *                                         (vfs_rtio_defer.h); 0: every file at open
  *
  * Read once per tree connect. A bad value is logged with the parameter's name
  * and replaced by the default (or clamped), never refused: a typo must not
@@ -26,8 +29,10 @@
 #include <fnmatch.h>
 #include <sys/un.h>
 
+#include "rtio_size.h"
 #include "vfs_rtio.h"
 #include "vfs_rtio_config.h"
+#include "vfs_rtio_defer.h"
 
 #undef DBGC_CLASS
 #define DBGC_CLASS DBGC_VFS
@@ -104,6 +109,23 @@ static bool vfs_rtio_config_write_local(int snum)
 	return true;
 }
 
+/* A size as aiod.ini spells one ("1M", "512K", "1MiB", "0"). */
+static uint64_t vfs_rtio_config_register_min_size(int snum)
+{
+	const char *value = lp_parm_const_string(snum, MODULE_NAME, "register min size", NULL);
+	uint64_t size;
+
+	if (value == NULL) {
+		return VFS_RTIO_DEFAULT_REGISTER_MIN_SIZE;
+	}
+	if (rtio_size_parse(value, &size) != 0) {
+		DBG_ERR("%s:register min size = '%s' is not a size (such as 1M or 0), using %d\n",
+			MODULE_NAME, value, VFS_RTIO_DEFAULT_REGISTER_MIN_SIZE);
+		return VFS_RTIO_DEFAULT_REGISTER_MIN_SIZE;
+	}
+	return size;
+}
+
 /* The parameter's list lives in loadparm and may go on reload: keep a copy. */
 static int vfs_rtio_config_patterns(TALLOC_CTX *mem_ctx, int snum, const char *option,
 				    const char ***out)
@@ -141,6 +163,7 @@ int vfs_rtio_config_load(struct vfs_handle_struct *handle, TALLOC_CTX *mem_ctx,
 	config->fallback = vfs_rtio_config_fallback(snum);
 	config->write_local = vfs_rtio_config_write_local(snum);
 	config->case_sensitive = handle->conn->case_sensitive;
+	config->register_min_size = vfs_rtio_config_register_min_size(snum);
 	ret = vfs_rtio_config_patterns(config, snum, "include", &config->include);
 	if (ret == 0) {
 		ret = vfs_rtio_config_patterns(config, snum, "exclude", &config->exclude);
@@ -149,9 +172,10 @@ int vfs_rtio_config_load(struct vfs_handle_struct *handle, TALLOC_CTX *mem_ctx,
 		TALLOC_FREE(config);
 		return ret;
 	}
-	DBG_DEBUG("socket=%s timeout=%dms fallback=%s write=%s include=%zu exclude=%zu "
-		  "patterns\n", config->socket_path, config->timeout_ms,
+	DBG_DEBUG("socket=%s timeout=%dms fallback=%s write=%s register min size=%" PRIu64
+		  " include=%zu exclude=%zu patterns\n", config->socket_path, config->timeout_ms,
 		  config->fallback ? "yes" : "no", config->write_local ? "local" : "aiod",
+		  config->register_min_size,
 		  config->include != NULL ? str_list_length(config->include) : 0,
 		  config->exclude != NULL ? str_list_length(config->exclude) : 0);
 	*out = config;

@@ -23,6 +23,7 @@ struct vfs_rtio_config {
 	bool fallback;		/* aiod failure -> local I/O (true) or EIO (false) */
 	bool write_local;	/* rtio:write = local: smbd writes, aiod hears WROTE */
 	bool case_sensitive;	/* pattern matching follows the share */
+	uint64_t register_min_size;	/* smaller files are registered when they grow; 0: at open */
 	struct vfs_rtio_session *session;	/* shared by the whole process */
 };
 

@@ -12,6 +12,21 @@
  * An fsp's extension exists for every eligible file (regular, not a stream,
  * passes rtio:include/exclude), registered or not: its presence is what
  * makes an aiod failure a "fallback" rather than "not ours".
+ *
+ * A file smaller than rtio:register min size at open is not registered then
+ * (vfs_rtio_defer.h): until an I/O reaches that size, vfs_rtio_fsp_client()
+ * answers "not ours" for it, and smbd does its I/O as without the module, at
+ * no aiod round trip. Nothing of such a file is aiod's through this handle,
+ * so nothing aiod holds can go stale through it either; what it writes
+ * locally is covered like every other writer aiod is not told about:
+ *   - aiod knows the file from another open, or still caches blocks of it:
+ *     its inotify watch sees the write (IN_MODIFY, queued before our write
+ *     returns) and drops the blocks before it answers any later read
+ *     (README, "Files changed outside Samba");
+ *   - this handle registers the file later: the registration passes
+ *     RTIO_OPEN_INVALIDATE (wrote_locally), as after a fallback;
+ *   - anybody else opens it later: aiod checks its stamp of the file (mtime,
+ *     ctime, size) at OPEN.
  */
 
 #include "includes.h"
@@ -19,6 +34,7 @@
 
 #include "vfs_rtio.h"
 #include "vfs_rtio_config.h"
+#include "vfs_rtio_defer.h"
 #include "vfs_rtio_fsp.h"
 #include "vfs_rtio_session.h"
 
@@ -54,8 +70,14 @@ static void vfs_rtio_fsp_destroy(void *p_data)
 				  strerror((int)-ret));
 		}
 	}
-	if (ext->wrote_locally) {
-		/* no descriptor left to re-register with: aiod drops the blocks by identity */
+	/*
+	 * No descriptor left to re-register with: aiod drops the blocks by
+	 * identity. Not for a file that was never aiod's through this handle
+	 * (deferred, or refused when it grew): aiod would refuse that UNLINK
+	 * from a session that never had the file, and its watch has seen the
+	 * writes already.
+	 */
+	if (ext->wrote_locally && ext->register_at == 0) {
 		vfs_rtio_session_forget(s, ext->dev, ext->ino);
 	}
 }
@@ -132,8 +154,8 @@ int vfs_rtio_fsp_open(struct vfs_handle_struct *handle, struct files_struct *fsp
 	const char *name = fsp->fsp_name->base_name;
 	struct vfs_rtio_fsp *ext;
 	struct rtio_client *client;
+	struct vfs_rtio_defer_open defer;
 	struct stat st;
-	bool invalidate;
 
 	SMB_VFS_HANDLE_GET_DATA(handle, config, struct vfs_rtio_config, return 0);
 
@@ -176,11 +198,20 @@ int vfs_rtio_fsp_open(struct vfs_handle_struct *handle, struct files_struct *fsp
 	 * O_TRUNC changed the file behind aiod's back; so may a create, whose
 	 * inode number may be that of a file removed while we were detached.
 	 */
-	invalidate = (how->flags & O_TRUNC) || ((how->flags & O_CREAT) && st.st_size == 0);
+	defer = vfs_rtio_defer_open(config->register_min_size, how->flags, (uint64_t)st.st_size);
+	if (defer.register_at != 0) {
+		/* what the open changed is aiod's to drop when the file is registered */
+		ext->register_at = defer.register_at;
+		ext->wrote_locally = defer.invalidate;
+		DBG_DEBUG("rtio: %s has %jd bytes: registered with aiod when an I/O reaches "
+			  "%" PRIu64 " (rtio:register min size)\n", name, (intmax_t)st.st_size,
+			  defer.register_at);
+		return 0;
+	}
 
 	client = vfs_rtio_session_client(config->session, true);
 	if (client == NULL) {
-		ext->wrote_locally = invalidate;
+		ext->wrote_locally = defer.invalidate;
 		return 0;
 	}
 	/*
@@ -189,7 +220,7 @@ int vfs_rtio_fsp_open(struct vfs_handle_struct *handle, struct files_struct *fsp
 	 * admin chose to turn the open down rather than serve the stream late.
 	 * smbd maps ENOBUFS to NT_STATUS_INSUFFICIENT_RESOURCES for the client.
 	 */
-	if (vfs_rtio_fsp_register(ext, name, invalidate) == -ENOBUFS) {
+	if (vfs_rtio_fsp_register(ext, name, defer.invalidate) == -ENOBUFS) {
 		VFS_REMOVE_FSP_EXTENSION(handle, fsp);
 		return -ENOBUFS;
 	}
@@ -206,17 +237,68 @@ void vfs_rtio_fsp_close(struct vfs_handle_struct *handle, struct files_struct *f
 	}
 }
 
+/* Whether an access of a deferred fsp reaches the size that registers it. */
+static bool vfs_rtio_fsp_reaches(const struct vfs_rtio_fsp *ext, struct files_struct *fsp,
+				 enum vfs_rtio_fsp_access access, off_t offset, size_t n)
+{
+	struct stat st;
+
+	if (offset < 0) {
+		return false;	/* appending: done locally in any case */
+	}
+	switch (access) {
+	case VFS_RTIO_ACCESS_NONE:
+		return false;
+	case VFS_RTIO_ACCESS_WRITE:
+		return vfs_rtio_defer_write_reaches(ext->register_at, (uint64_t)offset, n);
+	case VFS_RTIO_ACCESS_READ:
+		if (!vfs_rtio_defer_read_may_reach(ext->register_at, (uint64_t)offset, n)) {
+			return false;
+		}
+		/*
+		 * Clients ask for more than a small file holds: only a file that
+		 * has grown that far (another client wrote it) is worth aiod.
+		 */
+		if (fstat(fsp_get_io_fd(fsp), &st) != 0) {
+			return true;	/* the registration will tell */
+		}
+		return vfs_rtio_defer_read_reaches(ext->register_at, (uint64_t)offset, n,
+						   (uint64_t)st.st_size);
+	}
+	return false;
+}
+
 struct rtio_client *vfs_rtio_fsp_client(struct vfs_handle_struct *handle,
 					 struct files_struct *fsp,
-					 struct vfs_rtio_fsp **pext)
+					 enum vfs_rtio_fsp_access access, off_t offset,
+					 size_t n, struct vfs_rtio_fsp **pext)
 {
 	struct vfs_rtio_fsp *ext = VFS_FETCH_FSP_EXTENSION(handle, fsp);
 	struct vfs_rtio_session *s;
 	struct rtio_client *client;
+	bool late;
+	int ret;
 
-	*pext = ext;
+	*pext = NULL;
 	if (ext == NULL) {
 		return NULL;
+	}
+	if (ext->register_at != 0 && !vfs_rtio_fsp_reaches(ext, fsp, access, offset, n)) {
+		if (access == VFS_RTIO_ACCESS_WRITE) {
+			ext->wrote_locally = true;	/* for the registration, if it comes */
+		}
+		return NULL;
+	}
+	*pext = ext;
+	late = ext->register_at != 0;
+	if (late) {
+		/*
+		 * From now on an aiod file like any other: when aiod is away, its
+		 * I/O is a fallback, and it is registered when aiod is back.
+		 */
+		DBG_DEBUG("rtio: %s reaches %" PRIu64 " bytes: registering it with aiod\n",
+			  fsp_str_dbg(fsp), ext->register_at);
+		ext->register_at = 0;
 	}
 	if (fsp_get_io_fd(fsp) != ext->fd) {
 		DBG_ERR("rtio: %s has descriptor %d, aiod knows %d: doing its I/O locally\n",
@@ -234,7 +316,19 @@ struct rtio_client *vfs_rtio_fsp_client(struct vfs_handle_struct *handle,
 	if (ext->tried_generation == vfs_rtio_session_generation(s)) {
 		return NULL;	/* aiod refused it in this session */
 	}
-	if (vfs_rtio_fsp_register(ext, fsp->fsp_name->base_name, false) != 0) {
+	ret = vfs_rtio_fsp_register(ext, fsp->fsp_name->base_name, false);
+	if (ret == -ENOBUFS && late) {
+		/*
+		 * Admission control turned the stream down (the register logged
+		 * it, once: this handle never asks again). An open can be refused;
+		 * a write the client was already granted cannot: the file stays
+		 * smbd's, as the small file it was.
+		 */
+		ext->register_at = VFS_RTIO_DEFER_NEVER;
+		*pext = NULL;
+		return NULL;
+	}
+	if (ret != 0) {
 		return NULL;
 	}
 	/* not client: registering may have given up a client that died meanwhile */

@@ -18,26 +18,45 @@ struct vfs_rtio_fsp {
 	uint64_t file_id;
 	uint64_t generation;	/* session generation of file_id; 0: not registered */
 	uint64_t tried_generation;	/* registration failed in this generation: stay local */
+	/*
+	 * Registration deferred (vfs_rtio_defer.h): 0 once the file is aiod's
+	 * (registered at open, or by an I/O since); else the size an I/O must
+	 * reach to register it, VFS_RTIO_DEFER_NEVER after aiod refused it then.
+	 * While deferred, the file's I/O is smbd's, as without the module.
+	 */
+	uint64_t register_at;
 	bool writable;
-	bool wrote_locally;	/* written behind aiod's back since registration */
+	bool wrote_locally;	/* written behind aiod's back since registration (or open) */
+};
+
+/* How an I/O reaches into the file, for a registration deferred at open. */
+enum vfs_rtio_fsp_access {
+	VFS_RTIO_ACCESS_NONE,	/* no data (fsync, WROTE): never registers a deferred file */
+	VFS_RTIO_ACCESS_READ,	/* offset + n, or the end of the file if that is nearer */
+	VFS_RTIO_ACCESS_WRITE,	/* offset + n; a truncate is a write of 0 bytes at the new size */
 };
 
 /*
- * After a successful open: register eligible regular files. 0, or -ENOBUFS
- * when aiod's admission control refused the stream: the open must fail.
+ * After a successful open: register eligible regular files, or defer a small
+ * one. 0, or -ENOBUFS when aiod's admission control refused the stream: the
+ * open must fail.
  */
 int vfs_rtio_fsp_open(struct vfs_handle_struct *handle, struct files_struct *fsp,
 		      const struct vfs_open_how *how, int fd);
 /* Before close: unregister, unless fsp's current descriptor is not the registered one. */
 void vfs_rtio_fsp_close(struct vfs_handle_struct *handle, struct files_struct *fsp);
 /*
- * The client to use for fsp, registering it again if it was registered in an
- * older session; NULL means local I/O. *pext is the fsp's extension (NULL:
- * not an rtio file at all).
+ * The client to use for an access of n bytes at offset of fsp, registering it
+ * if it was registered in an older session, or deferred and this access
+ * reaches rtio:register min size; NULL means local I/O. *pext is the fsp's
+ * extension, NULL when the I/O is none of aiod's: not an rtio file, or one
+ * still deferred (then smbd does it as if the module were not loaded; a
+ * deferred write is remembered for the registration).
  */
 struct rtio_client *vfs_rtio_fsp_client(struct vfs_handle_struct *handle,
 					 struct files_struct *fsp,
-					 struct vfs_rtio_fsp **pext);
+					 enum vfs_rtio_fsp_access access, off_t offset,
+					 size_t n, struct vfs_rtio_fsp **pext);
 /*
  * The file changed behind aiod's back (local write in fallback, copy_file_range,
  * punch hole, recvfile): make aiod drop its cached blocks now if the fsp is

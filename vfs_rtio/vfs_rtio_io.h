@@ -31,18 +31,12 @@ ssize_t vfs_rtio_pread(struct vfs_handle_struct *handle, struct files_struct *fs
 ssize_t vfs_rtio_pwrite(struct vfs_handle_struct *handle, struct files_struct *fsp,
 			const void *data, size_t n, off_t offset);
 
-/* vfs_rtio_aio.c */
-struct tevent_req *vfs_rtio_pread_send(struct vfs_handle_struct *handle, TALLOC_CTX *mem_ctx,
-				       struct tevent_context *ev, struct files_struct *fsp,
-				       void *data, size_t n, off_t offset);
-ssize_t vfs_rtio_pread_recv(struct tevent_req *req, struct vfs_aio_state *vfs_aio_state);
-struct tevent_req *vfs_rtio_pwrite_send(struct vfs_handle_struct *handle, TALLOC_CTX *mem_ctx,
-					struct tevent_context *ev, struct files_struct *fsp,
-					const void *data, size_t n, off_t offset);
-ssize_t vfs_rtio_pwrite_recv(struct tevent_req *req, struct vfs_aio_state *vfs_aio_state);
-struct tevent_req *vfs_rtio_fsync_send(struct vfs_handle_struct *handle, TALLOC_CTX *mem_ctx,
-				       struct tevent_context *ev, struct files_struct *fsp);
-int vfs_rtio_fsync_recv(struct tevent_req *req, struct vfs_aio_state *vfs_aio_state);
+/* vfs_rtio_aio.c: op is PREAD, PWRITE (buf is only read) or FSYNC (no buf). */
+struct tevent_req *vfs_rtio_aio_send(struct vfs_handle_struct *handle, TALLOC_CTX *mem_ctx,
+				     struct tevent_context *ev, struct files_struct *fsp,
+				     enum vfs_rtio_op op, void *buf, size_t n, off_t offset);
+/* Bytes transferred (0 for FSYNC), or -1 with vfs_aio_state->error. */
+ssize_t vfs_rtio_aio_recv(struct tevent_req *req, struct vfs_aio_state *vfs_aio_state);
 
 /*
  * rtio:write = local (or the session's region is read-only because it was

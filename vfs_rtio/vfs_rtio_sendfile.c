@@ -175,10 +175,12 @@ ssize_t vfs_rtio_sendfile(struct vfs_handle_struct *handle, int tofd, files_stru
 			  const DATA_BLOB *hdr, off_t offset, size_t n)
 {
 	struct vfs_rtio_fsp *ext = NULL;
-	struct rtio_client *client = vfs_rtio_fsp_client(handle, fromfsp, &ext);
+	struct rtio_client *client = vfs_rtio_fsp_client(handle, fromfsp, VFS_RTIO_ACCESS_READ,
+							  offset, n, &ext);
 	struct vfs_rtio_sendfile sf;
 	ssize_t ret;
 
+	/* not aiod's (yet), aiod away: the kernel's sendfile from smbd's descriptor */
 	if (client == NULL || n == 0) {
 		return SMB_VFS_NEXT_SENDFILE(handle, tofd, fromfsp, hdr, offset, n);
 	}

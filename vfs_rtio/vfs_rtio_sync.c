@@ -105,10 +105,11 @@ ssize_t vfs_rtio_pread(struct vfs_handle_struct *handle, struct files_struct *fs
 		.handle = handle, .fsp = fsp,
 		.call = { .op = VFS_RTIO_OP_PREAD, .buf = data, .n = n, .offset = offset },
 	};
-	struct rtio_client *client = vfs_rtio_fsp_client(handle, fsp, &io.ext);
+	struct rtio_client *client = vfs_rtio_fsp_client(handle, fsp, VFS_RTIO_ACCESS_READ, offset,
+							  n, &io.ext);
 
 	if (io.ext == NULL) {
-		return SMB_VFS_NEXT_PREAD(handle, fsp, data, n, offset);
+		return SMB_VFS_NEXT_PREAD(handle, fsp, data, n, offset);	/* not aiod's (yet) */
 	}
 	return vfs_rtio_sync_io(&io, client);
 }
@@ -155,9 +156,9 @@ ssize_t vfs_rtio_pwrite(struct vfs_handle_struct *handle, struct files_struct *f
 		}
 		return ret;
 	}
-	client = vfs_rtio_fsp_client(handle, fsp, &io.ext);
+	client = vfs_rtio_fsp_client(handle, fsp, VFS_RTIO_ACCESS_WRITE, offset, n, &io.ext);
 	if (io.ext == NULL) {
-		return SMB_VFS_NEXT_PWRITE(handle, fsp, data, n, offset);
+		return SMB_VFS_NEXT_PWRITE(handle, fsp, data, n, offset);	/* not aiod's (yet) */
 	}
 	if (client != NULL && vfs_rtio_writes_locally(handle, client)) {
 		return vfs_rtio_sync_write_locally(&io);

@@ -25,6 +25,7 @@ IT_PORT=${RTIO_SMB_PORT:-4445}
 IT_USER=rtiotest
 IT_PASS=rtio-Test-pw1
 IT_BLOCK=$((1024 * 1024))	# aiod [cache] block_size set below
+IT_REGISTER_MIN=$((1024 * 1024))	# rtio:register min size of the shares that do not set it
 IT_TIMEOUT_MS=3000		# rtio:timeout of the rtio shares
 
 IT_PASSED=0
@@ -167,6 +168,18 @@ EOF
 	strict sync = yes
 	sync always = yes
 
+# every file registered with aiod at open, however small, as before
+# rtio:register min size existed: smbtorture's files are small, and what it
+# is run for is aiod's path
+[rtioeager]
+	path = $IT_T/share/rtioeager
+	read only = no
+	valid users = $IT_USER
+	vfs objects = rtio
+	rtio:socket = $IT_T/aiod/aiod.sock
+	rtio:timeout = $IT_TIMEOUT_MS
+	rtio:register min size = 0
+
 # only some names go to aiod
 [filtered]
 	path = $IT_T/share/filtered
@@ -205,7 +218,7 @@ it_setup() {
 	trap 'exit 130' INT TERM
 	chmod 755 "$IT_T"
 	mkdir -p "$IT_T"/{private,lock,state,cache,pid,ncalrpc,log,aiod,bin,data}
-	mkdir -p "$IT_T"/share/{plain,rtio,rtioaiod,rtiosync,filtered/skip,strict,badparams}
+	mkdir -p "$IT_T"/share/{plain,rtio,rtioaiod,rtiosync,rtioeager,filtered/skip,strict,badparams}
 	chmod 700 "$IT_T/private"
 	IT_MQ_MNT=$IT_T/mqueue
 	mkdir -p "$IT_MQ_MNT"
@@ -228,7 +241,7 @@ it_build_helpers() {
 	local p cflags libs
 	cflags=$(pkg-config --cflags smbclient) || it_die "pkg-config smbclient failed (libsmbclient-dev)"
 	libs=$(pkg-config --libs smbclient)
-	for p in itest_randio itest_coherence itest_hold itest_grow; do
+	for p in itest_randio itest_coherence itest_hold itest_grow itest_smallgrow; do
 		# shellcheck disable=SC2086
 		gcc -O2 -g -Wall -Wextra -Werror $cflags -o "$IT_T/bin/$p" \
 			"$IT_HERE/$p.c" "$IT_HERE/itest_smb.c" $libs ||

@@ -63,6 +63,12 @@ done
 for share in plain rtio; do
 	run "sparse-2GiB-$share" t_sparse "$share"
 done
+run smallfiles-rtio t_smallfiles rtio "$SEED"
+run smallfiles-rtioaiod t_smallfiles rtioaiod "$SEED"
+run smallfiles-register-min-size-0 t_smallfiles_eager
+for share in rtio rtioaiod; do
+	run "smallgrow-$share" t_smallgrow "$share" "$SEED"
+done
 run writer-local t_writer_local
 run writer-fallback-limit t_writer_fallback_limit
 run writer-fallback-stall t_writer_fallback_stall

@@ -2,6 +2,9 @@
 # streams; while two clients hold stream files open, a third client's open of
 # a stream file fails with NT_STATUS_INSUFFICIENT_RESOURCES, a best-effort
 # file still opens, and once a stream closes the next one is admitted.
+# A new stream file being written is registered (and admitted) when it
+# reaches rtio:register min size, not at its open: refused then, its writes
+# must still succeed, done by smbd.
 #
 # Copyright (C) 2026 rtio developers
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -35,6 +38,13 @@ t_admission() {
 		> /dev/null 2>&1 || { echo "best-effort file did not open"; rc=1; }
 	cmp "$PRIV_DIR/share/notes.txt" "$PRIV_DIR/n.got" || rc=1
 	grep -q "admission: refused stream s3.mxf" "$IT_T/log/aiod-admission.log" || rc=1
+	# a recorder's new file: empty at open, refused when it reaches 1 MiB
+	head -c $((3 * 1048576)) /dev/urandom > "$PRIV_DIR/s4.src"
+	out=$(smbclient //127.0.0.1/s -p "$port" -U "$IT_USER%$IT_PASS" -c "put $PRIV_DIR/s4.src s4.mxf" 2>&1) ||
+		{ echo "a stream file refused as it grew failed the client's write: $out"; rc=1; }
+	cmp "$PRIV_DIR/s4.src" "$PRIV_DIR/share/s4.mxf" || { echo "s4.mxf differs"; rc=1; }
+	grep -q "admission: refused stream s4.mxf" "$IT_T/log/aiod-admission.log" ||
+		{ echo "s4.mxf was not refused when it grew"; rc=1; }
 	"$BUILD/aiodctl" -s "$PRIV_SOCK" stats | grep -E '^(streams|reserved_Bps|capacity_Bps|admission_refused)='
 	# The admitted streams still read correctly; then one leaves and s3 gets in.
 	echo read >&8

@@ -65,7 +65,9 @@ st_delay_inject() {
 
 # The shares of each variant: st-VARIANT-plain and st-VARIANT-rtio, the same
 # but for the module. Appended to the harness's smb.conf; a second [global]
-# section adds to the first.
+# section adds to the first. smbtorture's files are small: the rtio shares
+# register every file with aiod at open (rtio:register min size = 0), so the
+# tests take aiod's path rather than smbd's own, as a small file would.
 st_write_shares() {
 	local variant kind opts vfs
 	cat >> "$IT_T/smb.conf" <<EOF
@@ -95,6 +97,7 @@ EOF
 			else
 				printf '\tvfs objects = %s rtio\n\trtio:socket = %s\n\trtio:timeout = %s\n' \
 					"$vfs" "$IT_T/aiod/aiod.sock" "$IT_TIMEOUT_MS"
+				printf '\trtio:register min size = 0\n'
 			fi
 			printf '%s' "$opts"
 		done >> "$IT_T/smb.conf"
