@@ -12,10 +12,16 @@
  *                (1M); their latency is what parallel requests hide
  *                (queue_depth). At least a cache block, at most what one
  *                request carries (RTIO_MAX_SEGS blocks).
- *   queue_depth  2 when two requests in flight are not 15 % faster than
- *                one (a single spindle): the device never idles between a
- *                completion and the next submission, and every other request
- *                waits in the EDF queue, where deadlines order it. Else the
+ *   queue_depth  1 when two requests in flight are not 15 % faster than
+ *                one (a single spindle): every request but the one at the
+ *                device waits in the EDF queue, where deadlines order it, so
+ *                an urgent read waits behind one request, not two. aiod
+ *                submits the next request from the completion, so the device
+ *                idles only for that. bench/rt, 100 Mbit/s streams started
+ *                500 ms apart, 2-chunk client buffer: 12 clean at 1, and
+ *                late start-up chunks from 6 streams on at 2 (each new
+ *                stream's first read waits behind two 16 MiB requests,
+ *                230 ms, more than its 168 ms of buffer). Else the
  *                count beyond which doubling gains less than 15 % (an SSD:
  *                4-8), 32 if it still gained at the last measured count.
  *   best_effort_deadline_ms

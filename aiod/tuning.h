@@ -20,7 +20,7 @@
 #define AIOD_TUNING_AMORTISED_PCT	85
 /* queue_depth: doubling the requests in flight "helps" when it gains at least this much. */
 #define AIOD_TUNING_PARALLEL_GAIN_PCT	15
-#define AIOD_TUNING_QD_MIN		2
+#define AIOD_TUNING_QD_MIN		1
 #define AIOD_TUNING_QD_MAX		32
 /* best_effort_deadline_ms: this many io_size requests of device time, within the bounds. */
 #define AIOD_TUNING_BE_REQUESTS		20

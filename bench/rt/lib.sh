@@ -71,7 +71,7 @@ RT_GREEDY_FILE='copy.bin'
 #
 # The README: with a calibration profile aiod derives io_size, queue_depth
 # and best_effort_deadline_ms itself; without one the README says to set
-# io_size = 16M and queue_depth = 2 for a disk.
+# io_size = 16M and queue_depth = 1 for a disk.
 rt_settings_readme() {
 	cat <<EOF
 [cache]
@@ -85,7 +85,7 @@ EOF
 io_size = 16M
 
 [engine]
-queue_depth = 2
+queue_depth = 1
 
 EOF
 	fi

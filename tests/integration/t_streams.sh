@@ -65,7 +65,7 @@ play_streams() {
 json_field() { sed -n "s/.*\"$2\":\\([0-9.-]*\\).*/\\1/p" "$1"; }
 
 # Four streams opened at the same instant on the emulated disk with the
-# README's stream settings (no calibration: io_size 16M, queue_depth 2,
+# README's stream settings (no calibration: io_size 16M, queue_depth 1,
 # prebuffer_ms 1000): the start-up is a race for the disk, and after it
 # (chunks due 2 s or more after the open) no chunk may be late. Then a
 # replay of the same files while aiod's 256M cache is full and holds their
@@ -78,7 +78,7 @@ t_streams_together() {
 		{ cat "$IT_T/log/emudisk2-up.log"; return 1; }
 	echo "$emu" >> "$IT_T/emudisks"
 	PRIV_CACHE=256M it_private together "$port" \
-		'[cache]\ndirect_io = yes\n[readahead]\nio_size = 16M\n[engine]\nqueue_depth = 2\n[stream.hd]\nmatch = *.mxf\nbitrate = 100M\nprebuffer_ms = 1000' \
+		'[cache]\ndirect_io = yes\n[readahead]\nio_size = 16M\n[engine]\nqueue_depth = 1\n[stream.hd]\nmatch = *.mxf\nbitrate = 100M\nprebuffer_ms = 1000' \
 		"\tpath = $emu/mnt/share" ''
 	mkdir -p "$emu/mnt/share"
 	for f in t1.mxf t2.mxf t3.mxf t4.mxf filler.bin; do

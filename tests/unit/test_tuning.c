@@ -115,17 +115,17 @@ static void test_tuning_disk_profile_gives_large_requests_short_queue(void **sta
 	/* 16M: 146 of 163 MB/s = 90 %; 8M reaches only 79 % */
 	assert_int_equal(t.io_size.value, 16u << 20);
 	assert_int_equal(t.io_size.source, AIOD_TUNED_PROFILE);
-	assert_int_equal(t.queue_depth.value, 2);
+	assert_int_equal(t.queue_depth.value, 1);
 	assert_int_equal(t.queue_depth.source, AIOD_TUNED_PROFILE);
 	/* 20 x (16 MiB / 146 MB/s) = 20 x 115 ms; bench/rt found 2500 ms right, 500 ms too short */
 	assert_in_range(t.be_deadline_ms.value, 2000, 3000);
 	assert_int_equal(t.be_deadline_ms.source, AIOD_TUNED_PROFILE);
 	aiod_tuning_apply(cfg, &t);
 	assert_int_equal(cfg->readahead_io_size, 16u << 20);
-	assert_int_equal(cfg->queue_depth, 2);
+	assert_int_equal(cfg->queue_depth, 1);
 	aiod_tuning_describe(&t, "/var/lib/aiod/device.profile", 0, line, sizeof(line));
 	assert_non_null(strstr(line, "io_size 16M (profile /var/lib/aiod/device.profile)"));
-	assert_non_null(strstr(line, "queue_depth 2 (profile "));
+	assert_non_null(strstr(line, "queue_depth 1 (profile "));
 	talloc_free(mem);
 }
 
