@@ -204,7 +204,8 @@ reply:
 	for (unsigned i = 0; i < nfds; i++) {
 		close(fds[i]);
 	}
-	if (ret < 0) {
+	/* The end of a file listing (FILE_STATS past the last file) is no error. */
+	if (ret < 0 && !(m->hdr.opcode == RTIO_OP_FILE_STATS && ret == -ENOENT)) {
 		ctx->st.errors++;
 	}
 	rep.hdr.result = ret;
