@@ -117,12 +117,12 @@ test_proto_SRC  := common/rtio_proto.c
 test_size_SRC   := common/rtio_size.c
 test_cache_SRC  := aiod/cache.c
 test_edf_SRC    := aiod/edf.c
-test_config_SRC := aiod/config.c aiod/log.c common/rtio_size.c
-test_stream_SRC := aiod/stream.c aiod/admission.c aiod/config.c aiod/log.c aiod/cache.c \
+test_config_SRC := aiod/config.c aiod/config_values.c aiod/log.c common/rtio_size.c
+test_stream_SRC := aiod/stream.c aiod/admission.c aiod/config.c aiod/config_values.c aiod/log.c aiod/cache.c \
 	aiod/engine.c aiod/edf.c aiod/profile.c common/rtio_size.c
-test_tuning_SRC := aiod/tuning.c aiod/profile.c aiod/admission.c aiod/config.c aiod/log.c \
+test_tuning_SRC := aiod/tuning.c aiod/profile.c aiod/admission.c aiod/config.c aiod/config_values.c aiod/log.c \
 	common/rtio_size.c
-test_record_SRC := aiod/record.c aiod/admission.c aiod/profile.c aiod/config.c aiod/log.c common/rtio_size.c
+test_record_SRC := aiod/record.c aiod/admission.c aiod/profile.c aiod/config.c aiod/config_values.c aiod/log.c common/rtio_size.c
 # the module's one pure decision, without Samba: which files are registered when
 test_defer_SRC  := vfs_rtio/vfs_rtio_defer.c
 test_defer_CFLAGS := -Ivfs_rtio

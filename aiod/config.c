@@ -8,14 +8,13 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <errno.h>
-#include <grp.h>
 #include <iniparser.h>
-#include <pwd.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
+#include "config_values.h"
 #include "rtio_size.h"
 #include "log.h"
 #include "rtio_proto.h"
@@ -102,91 +101,6 @@ static const char *const derived_keys[] = { "readahead:io_size", "engine:queue_d
 /* Keys of [stream.NAME] sections. */
 static const char *const stream_keys[] = { "match", "bitrate", "prebuffer_ms", "priority" };
 
-int aiod_parse_rate(const char *s, uint64_t *out)
-{
-	char *end;
-	double v;
-	double mul = 1;
-
-	errno = 0;
-	v = strtod(s, &end);
-	if (end == s || errno != 0 || v < 0) {
-		return -EINVAL;
-	}
-	switch (*end) {
-	case 'k': case 'K': mul = 1e3; end++; break;
-	case 'm': case 'M': mul = 1e6; end++; break;
-	case 'g': case 'G': mul = 1e9; end++; break;
-	default: break;
-	}
-	if (strcmp(end, "bit") == 0 || strcmp(end, "bps") == 0 || strcmp(end, "bit/s") == 0) {
-		end += strlen(end);
-	}
-	if (*end != '\0' || v * mul > 1e15) {
-		return -EINVAL;
-	}
-	*out = (uint64_t)(v * mul);
-	return 0;
-}
-
-static int parse_bool(const char *s, bool *out)
-{
-	if (strcasecmp(s, "yes") == 0 || strcasecmp(s, "true") == 0 || strcmp(s, "1") == 0 ||
-	    strcasecmp(s, "on") == 0) {
-		*out = true;
-		return 0;
-	}
-	if (strcasecmp(s, "no") == 0 || strcasecmp(s, "false") == 0 || strcmp(s, "0") == 0 ||
-	    strcasecmp(s, "off") == 0) {
-		*out = false;
-		return 0;
-	}
-	return -EINVAL;
-}
-
-/* Comma separated ids or names; resolve with the passwd/group databases. */
-static int parse_id_list(const char *s, bool groups, uint32_t *ids, unsigned *n, char *bad,
-			 size_t badlen)
-{
-	char buf[1024];
-	char *save = NULL;
-
-	*n = 0;
-	if (strlen(s) >= sizeof(buf)) {
-		snprintf(bad, badlen, "list too long");
-		return -EINVAL;
-	}
-	memcpy(buf, s, strlen(s) + 1);
-	for (char *tok = strtok_r(buf, ", \t", &save); tok != NULL; tok = strtok_r(NULL, ", \t", &save)) {
-		char *end;
-		unsigned long v = strtoul(tok, &end, 10);
-
-		if (*n >= AIOD_MAX_ALLOW) {
-			snprintf(bad, badlen, "more than %d entries", AIOD_MAX_ALLOW);
-			return -EINVAL;
-		}
-		if (*end != '\0' || end == tok) {
-			if (groups) {
-				struct group *g = getgrnam(tok);
-				if (g == NULL) {
-					snprintf(bad, badlen, "unknown group '%s'", tok);
-					return -EINVAL;
-				}
-				v = g->gr_gid;
-			} else {
-				struct passwd *p = getpwnam(tok);
-				if (p == NULL) {
-					snprintf(bad, badlen, "unknown user '%s'", tok);
-					return -EINVAL;
-				}
-				v = p->pw_uid;
-			}
-		}
-		ids[(*n)++] = (uint32_t)v;
-	}
-	return 0;
-}
-
 static int apply_key(struct aiod_config *cfg, TALLOC_CTX *mem, const struct key_desc *k,
 		     const char *val, char *why, size_t whylen)
 {
@@ -205,7 +119,7 @@ static int apply_key(struct aiod_config *cfg, TALLOC_CTX *mem, const struct key_
 		*(char **)field = talloc_strdup(mem, val);
 		return *(char **)field != NULL ? 0 : -ENOMEM;
 	case K_BOOL:
-		if (parse_bool(val, field) != 0) {
+		if (aiod_parse_bool(val, field) != 0) {
 			snprintf(why, whylen, "expected yes or no");
 			return -EINVAL;
 		}
@@ -226,9 +140,9 @@ static int apply_key(struct aiod_config *cfg, TALLOC_CTX *mem, const struct key_
 		}
 		goto bounds;
 	case K_USERS:
-		return parse_id_list(val, false, cfg->allow_uids, &cfg->n_allow_uids, why, whylen);
+		return aiod_parse_id_list(val, false, cfg->allow_uids, &cfg->n_allow_uids, why, whylen);
 	case K_GROUPS:
-		return parse_id_list(val, true, cfg->allow_gids, &cfg->n_allow_gids, why, whylen);
+		return aiod_parse_id_list(val, true, cfg->allow_gids, &cfg->n_allow_gids, why, whylen);
 	}
 	return -EINVAL;
 bounds:
