@@ -204,6 +204,8 @@ struct aiod_ctx {
 	struct aiod_req *blocked_tail;
 	struct tevent_timer *blocked_timer;	/* waitq.c: armed while anything waits */
 	uint32_t mq_msg_max;		/* queue depth limit, 0 = none (CAP_SYS_RESOURCE) */
+	uint32_t nsessions_socketq;	/* sessions on a socket pair: out of message queues */
+	struct aiod_ratelimit socketq_log;	/* sessions falling back to a socket pair */
 	bool retrying_blocked;
 	uint64_t next_token_gen;
 	struct aiod_stats st;

@@ -112,7 +112,8 @@ static void mq_limits(struct aiod_ctx *ctx)
 	if (getrlimit(RLIMIT_MSGQUEUE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
 		unsigned long per_session = 2 * (msg_max + 4) * (RTIO_MQ_MSGSIZE + 64);
 		AIOD_NOTICE("no CAP_SYS_RESOURCE: sessions limited to %lu requests in flight "
-			    "(fs.mqueue.msg_max) and about %lu sessions (RLIMIT_MSGQUEUE %lu bytes)",
+			    "(fs.mqueue.msg_max); message queues for about %lu sessions "
+			    "(RLIMIT_MSGQUEUE %lu bytes, fs.mqueue.queues_max), socket pairs beyond",
 			    msg_max < ctx->cfg->session_inflight ? msg_max
 								 : (unsigned long)ctx->cfg->session_inflight,
 			    (unsigned long)rl.rlim_cur / per_session, (unsigned long)rl.rlim_cur);

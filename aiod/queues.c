@@ -3,6 +3,8 @@
  * depth is the session's request slots (session_inflight, cut to what the
  * kernel allows without CAP_SYS_RESOURCE); their names are random and go at
  * once, so only the descriptors passed over the control socket reach them.
+ * When the kernel will not give aiod more queues (no CAP_SYS_RESOURCE), the
+ * session gets a socket pair instead (common/rtio_queue.h says why).
  *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "aiod.h"
@@ -33,6 +36,19 @@ uint32_t aiod_session_depth(const struct aiod_ctx *ctx)
 	return d;
 }
 
+static int dup_cloexec(int fd)
+{
+	return fcntl(fd, F_DUPFD_CLOEXEC, 0);
+}
+
+static void close_queue(mqd_t *q)
+{
+	if (*q != (mqd_t)-1) {
+		(void)mq_close(*q);
+		*q = (mqd_t)-1;
+	}
+}
+
 static void close_fds(int fds[2])
 {
 	for (int i = 0; i < 2; i++) {
@@ -43,8 +59,9 @@ static void close_fds(int fds[2])
 	}
 }
 
-int aiod_queues_create(const struct aiod_ctx *ctx, uint32_t id, mqd_t *reqq, mqd_t *repq,
-		       int fds[2], const char **step)
+/* The pair of POSIX message queues; on failure *step says which step failed. */
+static int mq_pair(const struct aiod_ctx *ctx, uint32_t id, mqd_t *reqq, mqd_t *repq,
+		   int fds[2], const char **step)
 {
 	uint32_t depth = aiod_session_depth(ctx);
 	/* Room for the READ1s that follow replies; a full queue only makes the client wait. */
@@ -94,7 +111,65 @@ out:
 	(void)mq_unlink(req_name);
 	(void)mq_unlink(rep_name);
 	if (ret != 0) {
+		/* nothing stays open: the caller may try a socket pair instead */
 		close_fds(fds);
+		close_queue(reqq);
+		close_queue(repq);
 	}
+	return ret;
+}
+
+/*
+ * A SOCK_SEQPACKET socket pair standing in for both queues (rtio_queue.h):
+ * aiod's end receives requests and sends replies, the client's end the
+ * reverse; each side holds its end twice so the session code keeps one
+ * descriptor per direction. Replies are small and a session never has more
+ * than its depth of them out, far below a socket's send buffer.
+ */
+static int sock_pair(mqd_t *reqq, mqd_t *repq, int fds[2], const char **step)
+{
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) != 0) {
+		*step = "creating a socket pair for its queues";
+		return -errno;
+	}
+	*reqq = sv[0];
+	*repq = dup_cloexec(sv[0]);
+	fds[0] = sv[1];
+	fds[1] = dup_cloexec(sv[1]);
+	if (*repq < 0 || fds[1] < 0) {
+		int err = errno;
+
+		if (*repq >= 0) {
+			close(*repq);
+		}
+		close(sv[0]);
+		close_fds(fds);
+		*reqq = *repq = (mqd_t)-1;
+		*step = "duplicating a socket pair's ends";
+		return -err;
+	}
+	return 0;
+}
+
+/* What mq_open says when the kernel's message-queue allowance is used up. */
+static bool mq_exhausted(int err)
+{
+	/* EMFILE: RLIMIT_MSGQUEUE; ENOSPC: fs.mqueue.queues_max; ENOMEM: no memory for it */
+	return err == -EMFILE || err == -ENOSPC || err == -ENOMEM;
+}
+
+int aiod_queues_create(const struct aiod_ctx *ctx, uint32_t id, mqd_t *reqq, mqd_t *repq,
+		       int fds[2], bool *sock, const char **step)
+{
+	int ret = mq_pair(ctx, id, reqq, repq, fds, step);
+
+	*sock = false;
+	if (ret == 0 || !mq_exhausted(ret)) {
+		return ret;
+	}
+	ret = sock_pair(reqq, repq, fds, step);
+	*sock = ret == 0;
 	return ret;
 }

@@ -28,6 +28,7 @@
 #include "session.h"
 #include "log.h"
 #include "rtio_shm.h"
+#include "rtio_queue.h"
 #include "rtio_sock.h"
 
 struct aiod_session {
@@ -45,6 +46,7 @@ struct aiod_session {
 	int sock;
 	struct tevent_fd *sock_fde;
 	mqd_t reqq, repq;
+	bool qsock;		/* reqq/repq are a socket pair's end (rtio_queue.h) */
 	struct tevent_fd *reqq_fde;
 	int pidfd;
 	struct tevent_fd *pidfd_fde;
@@ -53,6 +55,11 @@ struct aiod_session {
 	uint64_t protocol_errors;
 	uint32_t features;	/* RTIO_FEAT_* granted at CONNECT */
 };
+
+bool aiod_session_socket_queues(const struct aiod_session *s)
+{
+	return s->qsock;
+}
 
 bool aiod_session_connected(const struct aiod_session *s)
 {
@@ -135,6 +142,10 @@ static void session_release(struct aiod_session *s)
 		close(s->sock);
 		s->sock = -1;
 	}
+	if (s->qsock) {
+		s->ctx->nsessions_socketq--;
+		s->qsock = false;
+	}
 	if (s->reqq != (mqd_t)-1) {
 		mq_close(s->reqq);
 		s->reqq = (mqd_t)-1;
@@ -196,7 +207,7 @@ int aiod_session_reply(struct aiod_session *s, const void *msg, size_t len)
 	if (s->dying || !s->connected) {
 		return -ENOTCONN;
 	}
-	if (mq_send(s->repq, msg, len, 0) != 0) {
+	if (rtio_queue_send((int)s->repq, s->qsock, msg, len) != 0) {
 		int err = errno;
 		/* The client never has more requests out than the queue holds: it broke the rules. */
 		aiod_session_destroy(s, err == EAGAIN ? "reply queue full (client exceeded "
@@ -240,7 +251,7 @@ static void session_reqq_ready(struct tevent_context *ev, struct tevent_fd *fde,
 		unsigned n = 0;
 
 		while (n < SESSION_BATCH && budget > 0) {
-			ssize_t got = mq_receive(s->reqq, (char *)&m[n], sizeof(m[n]), NULL);
+			ssize_t got = rtio_queue_recv((int)s->reqq, s->qsock, &m[n], sizeof(m[n]));
 
 			if (got < 0 && errno == EINTR) {
 				continue;
@@ -266,12 +277,20 @@ static void session_reqq_ready(struct tevent_context *ev, struct tevent_fd *fde,
 static int session_make_queues(struct aiod_session *s, int fds[2])
 {
 	const char *step = NULL;
-	int ret = aiod_queues_create(s->ctx, s->id, &s->reqq, &s->repq, fds, &step);
+	struct aiod_ctx *ctx = s->ctx;
+	int ret = aiod_queues_create(ctx, s->id, &s->reqq, &s->repq, fds, &s->qsock, &step);
 
 	if (ret != 0) {
-		SESS_WARN_RL(&s->ctx->resource_log, s, "%s: %s", step, strerror(-ret));
+		SESS_WARN_RL(&ctx->resource_log, s, "%s: %s", step, strerror(-ret));
+		return ret;
 	}
-	return ret;
+	if (s->qsock) {
+		ctx->nsessions_socketq++;
+		SESS_WARN_RL(&ctx->socketq_log, s, "no message queues left (RLIMIT_MSGQUEUE or "
+			     "fs.mqueue.queues_max; aiod lacks CAP_SYS_RESOURCE): this and %u other "
+			     "sessions use a socket pair instead", ctx->nsessions_socketq - 1);
+	}
+	return 0;
 }
 
 /*

@@ -73,8 +73,14 @@ int aiod_session_sock(const struct aiod_session *s);
 struct aiod_session *aiod_session_next(struct aiod_session *s);
 /* queues.c: requests one session may have outstanding (session_inflight, cut to the queue limit). */
 uint32_t aiod_session_depth(const struct aiod_ctx *ctx);
-/* The session's queue pair, the client's ends in fds; -errno and the failed step. */
+/*
+ * The session's queue pair, the client's ends in fds; -errno and the failed
+ * step. *sock: the kernel had no message queues left and the pair is a
+ * socket pair (common/rtio_queue.h).
+ */
 int aiod_queues_create(const struct aiod_ctx *ctx, uint32_t id, mqd_t *reqq, mqd_t *repq,
-		       int fds[2], const char **step);
+		       int fds[2], bool *sock, const char **step);
+/* Whether the session's queues are a socket pair. */
+bool aiod_session_socket_queues(const struct aiod_session *s);
 
 #endif

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "rtio_client_priv.h"
+#include "rtio_queue.h"
 #include "rtio_shm.h"
 #include "rtio_sock.h"
 
@@ -38,6 +39,7 @@ static void client_close_fds(struct rtio_client *c)
 		(void)close(c->sock);
 		c->sock = -1;
 	}
+	/* mq_close is close() on Linux: right for a socket pair's ends too */
 	if (c->reqq != (mqd_t)-1) {
 		(void)mq_close(c->reqq);
 		c->reqq = (mqd_t)-1;
@@ -228,9 +230,14 @@ int rtio_client_connect_features(TALLOC_CTX *mem_ctx, const char *socket_path, c
 		talloc_free(c);
 		return -ENOMEM;
 	}
-	/* Both queues are used without blocking: waits go through poll() with the socket. */
+	/*
+	 * Both queues are used without blocking: waits go through poll() with the
+	 * socket. A socket pair's sends and receives say so on each call.
+	 */
+	c->qsock = rtio_queue_is_socket((int)c->reqq);
 	attr.mq_flags = O_NONBLOCK;
-	if (mq_setattr(c->repq, &attr, NULL) != 0 || mq_setattr(c->reqq, &attr, NULL) != 0) {
+	if (!c->qsock &&
+	    (mq_setattr(c->repq, &attr, NULL) != 0 || mq_setattr(c->reqq, &attr, NULL) != 0)) {
 		ret = -errno;
 		talloc_free(c);
 		return ret;
@@ -259,6 +266,11 @@ pid_t rtio_client_owner(const struct rtio_client *c)
 uint32_t rtio_client_session_id(const struct rtio_client *c)
 {
 	return c->session_id;
+}
+
+bool rtio_client_uses_socket_queue(const struct rtio_client *c)
+{
+	return c->qsock;
 }
 
 void rtio_client_set_timeout(struct rtio_client *c, int timeout_ms)

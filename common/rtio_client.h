@@ -83,6 +83,8 @@ void rtio_client_set_timeout(struct rtio_client *c, int timeout_ms);
 /* The pid that connected (a fork()ed child must not use its parent's session). */
 pid_t rtio_client_owner(const struct rtio_client *c);
 uint32_t rtio_client_session_id(const struct rtio_client *c);
+/* Whether aiod gave this session a socket pair instead of message queues (rtio_queue.h). */
+bool rtio_client_uses_socket_queue(const struct rtio_client *c);
 uint32_t rtio_client_block_size(const struct rtio_client *c);
 
 /* Control operations (synchronous, over the socket). */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "rtio_client_priv.h"
+#include "rtio_queue.h"
 
 /*
  * The request queue is non-blocking: when it is full we wait for room and
@@ -22,7 +23,7 @@ int rtio_cl_send(struct rtio_client *c, const void *msg, size_t len)
 {
 	int64_t deadline = -1;
 
-	while (mq_send(c->reqq, msg, len, 0) != 0) {
+	while (rtio_queue_send((int)c->reqq, c->qsock, msg, len) != 0) {
 		struct pollfd p[2] = {
 			{ .fd = (int)c->reqq, .events = POLLOUT },
 			{ .fd = c->sock, .events = POLLIN },

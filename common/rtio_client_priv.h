@@ -49,6 +49,7 @@ struct rtio_client {
 	int sock;
 	mqd_t reqq;
 	mqd_t repq;
+	bool qsock;		/* the queues are a socket pair (rtio_queue.h) */
 	uint8_t *shm;
 	size_t shm_size;
 	uint32_t session_id;

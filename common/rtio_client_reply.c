@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "rtio_client_priv.h"
+#include "rtio_queue.h"
 #include "rtio_shm.h"
 
 /*
@@ -236,7 +237,7 @@ int rtio_cl_drain(struct rtio_client *c, const bool *done)
 		if (done != NULL && *done) {
 			break;
 		}
-		ssize_t n = mq_receive(c->repq, (char *)&m, sizeof(m), NULL);
+		ssize_t n = rtio_queue_recv((int)c->repq, c->qsock, &m, sizeof(m));
 
 		if (n < 0) {
 			if (errno == EINTR) {

@@ -15,6 +15,11 @@
  *       with EUSERS, and 50 more attempts are refused the same way.
  *   aiod_limits hold SOCKET SECONDS
  *       Hold one session for SECONDS (prints "ready" once connected).
+ *   aiod_limits many SOCKET FILE N MIN_SOCKET
+ *       Open N sessions at once, each reading and checking a different 64 KiB
+ *       of FILE (at least N * 64 KiB) through aiod, twice, with all N open.
+ *       At least MIN_SOCKET of them must have been given a socket pair
+ *       (aiod out of message queues) and every read must be right.
  *
  * Prints "ok ..." / "FAIL ..." lines; exit 0 when nothing failed.
  *
@@ -240,6 +245,68 @@ static int cmd_hold(const char *sock, int seconds)
 	return 0;
 }
 
+/* Read 64 KiB at off through c and compare with the file itself. */
+static int read_check(struct rtio_client *c, int fd, uint64_t file_id, off_t off)
+{
+	static char got[65536], want[65536];
+	ssize_t n = rtio_client_pread(c, file_id, got, sizeof(got), off);
+
+	if (n != (ssize_t)sizeof(got) || pread(fd, want, sizeof(want), off) != (ssize_t)sizeof(want)) {
+		return n < 0 ? (int)n : -EIO;
+	}
+	return memcmp(got, want, sizeof(got)) == 0 ? 0 : -EILSEQ;
+}
+
+static int cmd_many(const char *sock, const char *path, unsigned n, unsigned min_socket)
+{
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct rtio_client **c = talloc_zero_array(mem, struct rtio_client *, n);
+	struct rtio_file *rf = talloc_zero_array(mem, struct rtio_file, n);
+	unsigned connected = 0, on_socket = 0, good = 0;
+	int fd = open(path, O_RDONLY);
+	int first_err = 0;
+
+	if (c == NULL || rf == NULL || fd < 0) {
+		printf("FAIL setup: %s\n", fd < 0 ? strerror(errno) : "out of memory");
+		talloc_free(mem);
+		return 1;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		int ret = rtio_client_connect(mem, sock, "limits-many", 5000, &c[i]);
+
+		if (ret == 0) {
+			ret = rtio_client_open(c[i], fd, "many", 0, &rf[i]);
+		}
+		if (ret != 0) {
+			first_err = first_err != 0 ? first_err : ret;
+			c[i] = NULL;
+			continue;
+		}
+		connected++;
+		on_socket += rtio_client_uses_socket_queue(c[i]);
+	}
+	/* Twice with everything open: the second pass meets aiod's cache. */
+	for (unsigned pass = 0; pass < 2; pass++) {
+		for (unsigned i = 0; i < n; i++) {
+			int ret = c[i] != NULL ? read_check(c[i], fd, rf[i].file_id, (off_t)i * 65536) : 0;
+
+			if (c[i] != NULL && ret == 0) {
+				good++;
+			} else if (ret != 0) {
+				first_err = first_err != 0 ? first_err : ret;
+			}
+		}
+	}
+	CHECK(connected == n, "%u of %u sessions connected and registered the file (first error: %s)",
+	      connected, n, first_err != 0 ? strerror(-first_err) : "none");
+	CHECK(on_socket >= min_socket, "%u sessions on socket pairs, %u on message queues (want >= %u "
+	      "socket pairs)", on_socket, connected - on_socket, min_socket);
+	CHECK(good == 2 * n, "%u of %u reads returned the file's bytes", good, 2 * n);
+	close(fd);
+	talloc_free(mem);
+	return failures == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 6 && strcmp(argv[1], "emfile") == 0) {
@@ -251,8 +318,12 @@ int main(int argc, char **argv)
 	if (argc == 4 && strcmp(argv[1], "hold") == 0) {
 		return cmd_hold(argv[2], atoi(argv[3]));
 	}
+	if (argc == 6 && strcmp(argv[1], "many") == 0) {
+		return cmd_many(argv[2], argv[3], (unsigned)atoi(argv[4]), (unsigned)atoi(argv[5]));
+	}
 	fprintf(stderr, "usage: aiod_limits emfile SOCKET DIR AIOD_PID SECONDS\n"
 			"       aiod_limits full SOCKET N\n"
-			"       aiod_limits hold SOCKET SECONDS\n");
+			"       aiod_limits hold SOCKET SECONDS\n"
+			"       aiod_limits many SOCKET FILE N MIN_SOCKET\n");
 	return 2;
 }
