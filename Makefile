@@ -36,7 +36,7 @@ INI_CFLAGS := -I/usr/include/iniparser
 # the client library: the session, async I/O, the reply queue, sync calls
 CLIENT_SRC := common/rtio_client.c common/rtio_client_io.c common/rtio_client_reply.c \
 	common/rtio_client_sync.c
-COMMON_SRC := common/rtio_proto.c common/rtio_sock.c common/rtio_queue.c $(CLIENT_SRC)
+COMMON_SRC := common/rtio_proto.c common/rtio_qos.c common/rtio_sock.c common/rtio_queue.c $(CLIENT_SRC)
 AIOD_SRC   := $(filter-out aiod/main.c,$(wildcard aiod/*.c))
 COMMON_HDR := $(wildcard common/*.h)
 AIOD_HDR   := $(wildcard aiod/*.h)
@@ -72,7 +72,8 @@ $(1)/obj/%.o: %.c $(COMMON_HDR) $(AIOD_HDR)
 	$(CC) $(BASE_CFLAGS) $(2) -Icommon -Iaiod $(INI_CFLAGS) $(PKG_CFLAGS) -c $$< -o $$@
 
 $(1)/aiod: $(1)/obj/aiod/main.o $(AIOD_SRC:%.c=$(1)/obj/%.o) \
-		$(1)/obj/common/rtio_proto.o $(1)/obj/common/rtio_sock.o $(1)/obj/common/rtio_queue.o $(1)/obj/common/rtio_size.o
+		$(1)/obj/common/rtio_proto.o $(1)/obj/common/rtio_qos.o $(1)/obj/common/rtio_sock.o \
+		$(1)/obj/common/rtio_queue.o $(1)/obj/common/rtio_size.o
 	$(CC) $(BASE_CFLAGS) $(2) -o $$@ $$^ $(PKG_LIBS_AIOD)
 endef
 $(eval $(call aiod_rules,$(BUILD),))
@@ -112,12 +113,18 @@ install-module: $(BUILD)/rtio.so
 # ---- unit tests: each built twice, plainly and with ASan + UBSan ----
 
 UNIT_TESTS := test_proto test_size test_queue test_cache test_edf test_config test_stream test_session replay_session \
-	test_dataplane test_passthrough test_readahead test_tuning test_record test_defer
+	test_dataplane test_passthrough test_readahead test_tuning test_record test_defer \
+	test_qos_pacing test_qos_rates
 test_proto_SRC  := common/rtio_proto.c
 test_size_SRC   := common/rtio_size.c
 test_queue_SRC  := common/rtio_queue.c
 test_cache_SRC  := aiod/cache.c
 test_edf_SRC    := aiod/edf.c
+# the QoS flow table and its pacing: pure; the threaded test needs only the -lpthread every unit gets
+test_qos_pacing_SRC := common/rtio_qos.c
+test_qos_pacing_LIBS := -lm
+test_qos_rates_SRC := aiod/qos_rates.c common/rtio_qos.c
+test_qos_rates_LIBS := -lm
 test_config_SRC := aiod/config.c aiod/config_values.c aiod/log.c common/rtio_size.c
 test_stream_SRC := aiod/stream.c aiod/admission.c aiod/config.c aiod/config_values.c aiod/log.c aiod/cache.c \
 	aiod/engine.c aiod/edf.c aiod/profile.c common/rtio_size.c
@@ -129,7 +136,7 @@ test_defer_SRC  := vfs_rtio/vfs_rtio_defer.c
 test_defer_CFLAGS := -Ivfs_rtio
 # the whole daemon but main.c and calibrate.c: an aiod context inside a test
 AIOD_INPROC_SRC := $(filter-out aiod/main.c aiod/calibrate.c,$(wildcard aiod/*.c)) \
-	common/rtio_proto.c common/rtio_sock.c common/rtio_queue.c common/rtio_size.c
+	common/rtio_proto.c common/rtio_qos.c common/rtio_sock.c common/rtio_queue.c common/rtio_size.c
 test_session_SRC := $(AIOD_INPROC_SRC) $(CLIENT_SRC)
 # the request layer against a fake engine, linked without liburing: the engine
 # interface (aiod/engine.h) is the only door to it

@@ -10,6 +10,7 @@
  *   edf.c       the earliest-deadline-first queue of device requests (pure)
  *   engine.c    io_uring behind the EDF queue (the only user of liburing)
  *   region.c    the shared, sealed, locked buffer region
+ *   qos_rates.c each QoS flow's rate per tick: reservations, limits, weights (pure)
  *   stream.c    stream classes, the pattern analyzer and deadlines
  *   admission.c reservations against the device's capacity
  *   record.c    recorders: writers whose write-back is a stream of its own
