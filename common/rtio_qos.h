@@ -23,9 +23,12 @@
  *
  * Pacing is GCRA (the virtual-scheduling form of a token bucket): per limited
  * dimension one "theoretical arrival time" (TAT), the instant at which every
- * byte charged so far is paid for at the rate. A request of cost T = n / rate
- * may go at TAT + T - tau, tau = burst / rate. One 64-bit word per dimension,
- * so a plain CAS updates it from any process. TAT <= now means a full bucket.
+ * byte charged so far is paid for at the rate. A request of n bytes, cost
+ * T = n / rate, moves TAT to max(TAT, now) + T and may go when that new TAT
+ * is no more than tau = burst / rate ahead: so the bytes sent since the
+ * flow was last idle never exceed rate * elapsed + burst, whoever sent them.
+ * One 64-bit word per dimension, so a plain CAS updates it from any
+ * process. TAT <= now means a full bucket.
  *
  * Every field is accessed with __atomic builtins only.
  */
