@@ -45,7 +45,7 @@ if [ "${BUILD_AIOD:-1}" = 1 ]; then
 	# aiod/ is edited concurrently: a tree that does not build right now
 	# leaves the previous binary in place, loudly (BUILD_AIOD=0 skips this).
 	# shellcheck disable=SC2086
-	if $CC $AFLAGS -o "$OUT/aiod.new" aiod/*.c common/rtio_proto.c common/rtio_sock.c common/rtio_queue.c common/rtio_size.c \
+	if $CC $AFLAGS -o "$OUT/aiod.new" aiod/*.c common/rtio_proto.c common/rtio_qos.c common/rtio_sock.c common/rtio_queue.c common/rtio_size.c \
 		$(pkg-config --libs talloc tevent liburing) -liniparser -lm -lpthread &&
 	   $CC $CFLAGS -o "$OUT/aiodctl.new" tools/aiodctl.c $CLIENT $(pkg-config --libs talloc); then
 		mv "$OUT/aiod.new" "$OUT/aiod"
