@@ -23,6 +23,7 @@
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include <errno.h>
 #include <fnmatch.h>
 #include <string.h>
 #include <strings.h>
@@ -138,42 +139,37 @@ static bool rule_matches(const struct aiod_qos_rule *r, const struct aiod_qos_pr
 	return principal_matches(r, who, in_group, priv);
 }
 
+/* Insertion sort: at most AIOD_QOS_MAX_RULES rules, once per load. */
+int aiod_qos_policy_order(struct aiod_qos_policy *p)
+{
+	unsigned *order = talloc_realloc(p, p->order, unsigned, p->n_rules + 1);
+
+	if (order == NULL) {
+		return -ENOMEM;
+	}
+	for (unsigned i = 0; i < p->n_rules; i++) {
+		unsigned pos = i;
+
+		while (pos > 0 && outranks(p, i, order[pos - 1])) {
+			order[pos] = order[pos - 1];
+			pos--;
+		}
+		order[pos] = i;
+	}
+	p->order = order;
+	return 0;
+}
+
 int aiod_qos_policy_match(const struct aiod_qos_policy *p, const struct aiod_qos_principal *who,
 			  const char *file, aiod_qos_in_group_fn in_group, void *priv)
 {
-	int best = -1;
-
-	for (unsigned i = 0; i < p->n_rules; i++) {
-		/* rank first: a rule that cannot win costs no group lookup */
-		if (best >= 0 && !outranks(p, i, (unsigned)best)) {
-			continue;
-		}
-		if (rule_matches(&p->rules[i], who, file, in_group, priv)) {
-			best = (int)i;
+	/* the first match in precedence order: no group lookup for a rule that cannot win */
+	for (unsigned k = 0; p->order != NULL && k < p->n_rules; k++) {
+		if (rule_matches(&p->rules[p->order[k]], who, file, in_group, priv)) {
+			return (int)p->order[k];
 		}
 	}
-	return best;
-}
-
-/* Put rule i into idx[0..*stored), kept best first and at most max long. */
-static void insert_ranked(const struct aiod_qos_policy *p, unsigned *idx, unsigned *stored,
-			  unsigned max, unsigned i)
-{
-	unsigned pos = *stored;
-	unsigned end;
-
-	while (pos > 0 && outranks(p, i, idx[pos - 1])) {
-		pos--;
-	}
-	if (pos >= max) {
-		return;
-	}
-	end = *stored < max ? *stored : max - 1;
-	memmove(&idx[pos + 1], &idx[pos], (end - pos) * sizeof(*idx));
-	idx[pos] = i;
-	if (*stored < max) {
-		(*stored)++;
-	}
+	return -1;
 }
 
 unsigned aiod_qos_policy_file_rules(const struct aiod_qos_policy *p,
@@ -182,17 +178,21 @@ unsigned aiod_qos_policy_file_rules(const struct aiod_qos_policy *p,
 				    unsigned max)
 {
 	int base = aiod_qos_policy_match(p, who, NULL, in_group, priv);
-	unsigned stored = 0;
 	unsigned n = 0;
 
-	for (unsigned i = 0; i < p->n_rules; i++) {
-		const struct aiod_qos_rule *r = &p->rules[i];
+	/* the rules before who's rule without a file in the order are the ones that outrank it */
+	for (unsigned k = 0; p->order != NULL && k < p->n_rules; k++) {
+		const struct aiod_qos_rule *r = &p->rules[p->order[k]];
 
-		if (r->match_file == NULL || (base >= 0 && !outranks(p, i, (unsigned)base)) ||
-		    !principal_matches(r, who, in_group, priv)) {
+		if ((int)p->order[k] == base) {
+			break;
+		}
+		if (r->match_file == NULL || !principal_matches(r, who, in_group, priv)) {
 			continue;
 		}
-		insert_ranked(p, idx, &stored, max, i);
+		if (n < max) {
+			idx[n] = p->order[k];
+		}
 		n++;
 	}
 	return n;

@@ -272,6 +272,7 @@ int aiod_qos_policy_add(struct aiod_qos_policy *p, const char *section, const ch
 	char why[160];
 	int ret;
 
+	TALLOC_FREE(p->order);	/* stale until the next finish: matching finds nothing */
 	if (strncasecmp(section, SECTION_PREFIX, plen) != 0 || section[plen] == '\0') {
 		snprintf(err, errlen, "[%s] %s (line %u): a QoS section is named [qos.NAME]",
 			 section, key, line);
@@ -434,6 +435,10 @@ int aiod_qos_policy_finish(struct aiod_qos_policy *p, uint64_t capacity_Bps,
 			default_rule = (int)i;
 		}
 		fill_burst(r);
+	}
+	if (aiod_qos_policy_order(p) != 0) {
+		snprintf(err, errlen, "QoS policy: out of memory");
+		return -ENOMEM;
 	}
 	return check_reservations(p, capacity_Bps, streams_reserved_Bps, err, errlen);
 }

@@ -95,6 +95,7 @@ struct aiod_qos_rule {
 struct aiod_qos_policy {
 	struct aiod_qos_rule *rules;
 	unsigned n_rules;
+	unsigned *order;	/* rule indices, most specific first (qos_match.c); by finish */
 };
 
 /* Who does the I/O. user and share may be NULL (then rules naming them do not match). */
@@ -122,7 +123,8 @@ struct aiod_qos_policy *aiod_qos_policy_new(TALLOC_CTX *mem_ctx);
  * rule. Returns 0, or -EINVAL / -ENOMEM with one message in err naming the
  * section and the key ("[qos.bay1] limit = 'fast' (line 12): ..."); the
  * caller puts the file name in front. An unknown key's message lists the
- * valid ones. A key given twice in one section is an error.
+ * valid ones. A key given twice in one section is an error. Matching
+ * finds nothing until aiod_qos_policy_finish() has run after the last add.
  */
 int aiod_qos_policy_add(struct aiod_qos_policy *p, const char *section, const char *key,
 			const char *value, unsigned line, char *err, size_t errlen);
@@ -143,14 +145,21 @@ int aiod_qos_policy_add(struct aiod_qos_policy *p, const char *section, const ch
 int aiod_qos_policy_finish(struct aiod_qos_policy *p, uint64_t capacity_Bps,
 			   uint64_t streams_reserved_Bps, char *err, size_t errlen);
 
+/*
+ * Sort the rules into p->order by precedence (qos_match.c); called by
+ * aiod_qos_policy_finish(). -ENOMEM or 0.
+ */
+int aiod_qos_policy_order(struct aiod_qos_policy *p);
+
 /* The index of rule NAME (without "qos."), -1 if there is none. */
 int aiod_qos_policy_find(const struct aiod_qos_policy *p, const char *name);
 
 /*
  * The rule that governs who's I/O on file (share-relative path; NULL: only
  * rules without match_file are considered). Returns its index, or -1 when
- * none matches (best effort at the default weight). Precedence: qos_match.c.
- * in_group may be NULL (then @group rules never match).
+ * none matches (best effort at the default weight) or the policy is not
+ * finished. Precedence: qos_match.c. in_group may be NULL (then @group rules
+ * never match); it is asked only when every more specific rule failed.
  */
 int aiod_qos_policy_match(const struct aiod_qos_policy *p, const struct aiod_qos_principal *who,
 			  const char *file, aiod_qos_in_group_fn in_group, void *priv);
