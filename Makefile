@@ -124,7 +124,7 @@ test_tuning_SRC := aiod/tuning.c aiod/profile.c aiod/admission.c aiod/config.c a
 	common/rtio_size.c
 test_record_SRC := aiod/record.c aiod/admission.c aiod/profile.c aiod/config.c aiod/config_values.c aiod/log.c common/rtio_size.c
 # the QoS policy is pure: talloc and the size parser, nothing else
-test_qos_policy_SRC := aiod/qos_policy.c aiod/qos_match.c aiod/qos_values.c common/rtio_size.c
+test_qos_policy_SRC := aiod/qos_policy.c aiod/qos_match.c aiod/qos_rule.c aiod/qos_values.c common/rtio_size.c
 test_qos_policy_LIBS := $(PKG_LIBS_TALLOC)
 # the module's one pure decision, without Samba: which files are registered when
 test_defer_SRC  := vfs_rtio/vfs_rtio_defer.c

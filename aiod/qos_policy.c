@@ -1,15 +1,13 @@
 /*
- * The QoS policy's rules: built key by key from [qos.NAME] sections,
- * validated once all are in, compared across a reload, written to the log.
- * Which rule applies to whom is qos_match.c's.
+ * The QoS policy's rules: built key by key from [qos.NAME] sections and
+ * validated once all are in. Which rule applies to whom is qos_match.c's;
+ * one rule's identity across a reload and its log line, qos_rule.c's.
  *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <ctype.h>
 #include <errno.h>
-#include <netinet/in.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,41 +48,6 @@ static const struct qos_key qos_keys[] = {
 	{ "burst", Q_SIZE, AIOD_QOS_BURST, R(burst) },
 };
 #define N_KEYS (sizeof(qos_keys) / sizeof(qos_keys[0]))
-
-/* A message built piece by piece into a fixed buffer; what does not fit is cut. */
-struct msg {
-	char *buf;
-	size_t len;
-	size_t used;
-};
-
-static void msg_add(struct msg *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void msg_add(struct msg *m, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (m->len == 0 || m->used >= m->len - 1) {
-		return;
-	}
-	va_start(ap, fmt);
-	n = vsnprintf(m->buf + m->used, m->len - m->used, fmt, ap);
-	va_end(ap);
-	if (n > 0) {
-		m->used += (size_t)n < m->len - m->used ? (size_t)n : m->len - 1 - m->used;
-	}
-}
-
-static struct msg msg_start(char *buf, size_t len)
-{
-	struct msg m = { buf, len, 0 };
-
-	if (len > 0) {
-		buf[0] = '\0';
-	}
-	return m;
-}
 
 struct aiod_qos_policy *aiod_qos_policy_new(TALLOC_CTX *mem_ctx)
 {
@@ -255,11 +218,11 @@ static int parse_value(TALLOC_CTX *mem, struct aiod_qos_rule *r, const struct qo
 static void unknown_key(const char *section, const char *key, unsigned line, char *err,
 			size_t errlen)
 {
-	struct msg m = msg_start(err, errlen);
+	struct aiod_qos_msg m = aiod_qos_msg_start(err, errlen);
 
-	msg_add(&m, "[%s] unknown key '%s' (line %u); valid keys:", section, key, line);
+	aiod_qos_msg_add(&m, "[%s] unknown key '%s' (line %u); valid keys:", section, key, line);
 	for (size_t i = 0; i < N_KEYS; i++) {
-		msg_add(&m, "%s %s", i == 0 ? "" : ",", qos_keys[i].key);
+		aiod_qos_msg_add(&m, "%s %s", i == 0 ? "" : ",", qos_keys[i].key);
 	}
 }
 
@@ -365,7 +328,7 @@ static void fill_burst(struct aiod_qos_rule *r)
 
 /* "[qos.bay1] reserve 300 MiB/s + [qos.bay2] reserve 300 MiB/s + ... = 600 MiB/s" */
 static void list_reservations(const struct aiod_qos_policy *p, uint64_t streams, uint64_t total,
-			      struct msg *m)
+			      struct aiod_qos_msg *m)
 {
 	const char *sep = "";
 	char rate[32];
@@ -375,21 +338,21 @@ static void list_reservations(const struct aiod_qos_policy *p, uint64_t streams,
 			continue;
 		}
 		aiod_qos_format_bytes(p->rules[i].reserve, true, rate, sizeof(rate));
-		msg_add(m, "%s[qos.%s] reserve %s", sep, p->rules[i].name, rate);
+		aiod_qos_msg_add(m, "%s[qos.%s] reserve %s", sep, p->rules[i].name, rate);
 		sep = " + ";
 	}
 	if (streams > 0) {
 		aiod_qos_format_bytes(streams, true, rate, sizeof(rate));
-		msg_add(m, " + admitted streams %s", rate);
+		aiod_qos_msg_add(m, " + admitted streams %s", rate);
 	}
 	aiod_qos_format_bytes(total, true, rate, sizeof(rate));
-	msg_add(m, " = %s", rate);
+	aiod_qos_msg_add(m, " = %s", rate);
 }
 
 static int check_reservations(const struct aiod_qos_policy *p, uint64_t capacity,
 			      uint64_t streams, char *err, size_t errlen)
 {
-	struct msg m = msg_start(err, errlen);
+	struct aiod_qos_msg m = aiod_qos_msg_start(err, errlen);
 	uint64_t reserved = 0;
 	char cap[32];
 
@@ -401,12 +364,12 @@ static int check_reservations(const struct aiod_qos_policy *p, uint64_t capacity
 	}
 	list_reservations(p, streams, reserved + streams, &m);
 	if (capacity == 0) {
-		msg_add(&m, " accepted unchecked: the device capacity is unknown (set [admission] "
+		aiod_qos_msg_add(&m, " accepted unchecked: the device capacity is unknown (set [admission] "
 			"capacity or run aiod --calibrate)");
 		return 1;
 	}
 	aiod_qos_format_bytes(capacity, true, cap, sizeof(cap));
-	msg_add(&m, " exceeds the device capacity %s", cap);
+	aiod_qos_msg_add(&m, " exceeds the device capacity %s", cap);
 	return -EINVAL;
 }
 
@@ -441,95 +404,4 @@ int aiod_qos_policy_finish(struct aiod_qos_policy *p, uint64_t capacity_Bps,
 		return -ENOMEM;
 	}
 	return check_reservations(p, capacity_Bps, streams_reserved_Bps, err, errlen);
-}
-
-static bool same_string(const char *a, const char *b)
-{
-	return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
-}
-
-bool aiod_qos_rule_same_match(const struct aiod_qos_rule *a, const struct aiod_qos_rule *b)
-{
-	unsigned keys = a->set & AIOD_QOS_MATCH_KEYS;
-
-	if (strcasecmp(a->name, b->name) != 0 || keys != (b->set & AIOD_QOS_MATCH_KEYS)) {
-		return false;
-	}
-	if ((keys & AIOD_QOS_MATCH_CLIENT) != 0 &&
-	    (a->match_client.family != b->match_client.family ||
-	     a->match_client.bits != b->match_client.bits ||
-	     memcmp(a->match_client.addr, b->match_client.addr, 16) != 0)) {
-		return false;
-	}
-	if ((keys & AIOD_QOS_MATCH_GUID) != 0 && memcmp(a->match_guid, b->match_guid, 16) != 0) {
-		return false;
-	}
-	return same_string(a->match_user, b->match_user) &&
-	       same_string(a->match_share, b->match_share) &&
-	       same_string(a->match_file, b->match_file);
-}
-
-bool aiod_qos_rule_equal(const struct aiod_qos_rule *a, const struct aiod_qos_rule *b)
-{
-	return aiod_qos_rule_same_match(a, b) && a->limit == b->limit &&
-	       a->limit_read == b->limit_read && a->limit_write == b->limit_write &&
-	       a->limit_iops == b->limit_iops && a->reserve == b->reserve &&
-	       a->weight == b->weight && a->burst == b->burst;
-}
-
-static void format_match(const struct aiod_qos_rule *r, struct msg *m)
-{
-	char buf[INET6_ADDRSTRLEN + 8];
-	char guid[AIOD_QOS_GUID_STRLEN];
-
-	if ((r->set & AIOD_QOS_MATCH_KEYS) == 0) {
-		msg_add(m, " default (every client)");
-	}
-	if (r->match_user != NULL) {
-		msg_add(m, " user=%s", r->match_user);
-	}
-	if ((r->set & AIOD_QOS_MATCH_CLIENT) != 0) {
-		aiod_qos_format_prefix(&r->match_client, buf, sizeof(buf));
-		msg_add(m, " client=%s", buf);
-	}
-	if ((r->set & AIOD_QOS_MATCH_GUID) != 0) {
-		aiod_qos_format_guid(r->match_guid, guid);
-		msg_add(m, " guid=%s", guid);
-	}
-	if (r->match_share != NULL) {
-		msg_add(m, " share=%s", r->match_share);
-	}
-	if (r->match_file != NULL) {
-		msg_add(m, " file=%s", r->match_file);
-	}
-}
-
-static void format_rate(struct msg *m, const char *what, uint64_t Bps)
-{
-	char buf[32];
-
-	if (Bps != 0) {
-		aiod_qos_format_bytes(Bps, true, buf, sizeof(buf));
-		msg_add(m, " %s %s,", what, buf);
-	}
-}
-
-int aiod_qos_rule_format(const struct aiod_qos_rule *r, char *buf, size_t len)
-{
-	struct msg m = msg_start(buf, len);
-	char burst[32];
-
-	msg_add(&m, "[qos.%s] line %u:", r->name, r->line);
-	format_match(r, &m);
-	msg_add(&m, ":");
-	format_rate(&m, "limit", r->limit);
-	format_rate(&m, "read", r->limit_read);
-	format_rate(&m, "write", r->limit_write);
-	if (r->limit_iops != 0) {
-		msg_add(&m, " %llu IO/s,", (unsigned long long)r->limit_iops);
-	}
-	format_rate(&m, "reserve", r->reserve);
-	aiod_qos_format_bytes(r->burst, false, burst, sizeof(burst));
-	msg_add(&m, " weight %u, burst %s", r->weight, burst);
-	return (int)m.used;
 }

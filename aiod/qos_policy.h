@@ -1,6 +1,7 @@
 /*
  * The QoS policy: the [qos.NAME] rules of aiod.ini, validated
- * (qos_policy.c), and which rule a client's I/O falls under (qos_match.c).
+ * (qos_policy.c), which rule a client's I/O falls under (qos_match.c), and
+ * one rule's identity across a reload and its log line (qos_rule.c).
  * Pure: no I/O, no clock, no global state. The loader hands each key over as
  * a (section, key, value, line) tuple, so any ini reader can feed it; the
  * rate scheduler and the module consume the finished rules.

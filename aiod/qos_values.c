@@ -1,6 +1,7 @@
 /*
  * The values of [qos.NAME] keys: byte rates, client prefixes, client GUIDs
- * (see qos_values.h for the units and spellings).
+ * (see qos_values.h for the units and spellings), and how messages spell
+ * them back.
  *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -9,6 +10,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -311,4 +313,30 @@ void aiod_qos_format_prefix(const struct aiod_qos_prefix *prefix, char *buf, siz
 		snprintf(addr, sizeof(addr), "?");
 	}
 	snprintf(buf, len, "%s/%u", addr, prefix->bits);
+}
+
+struct aiod_qos_msg aiod_qos_msg_start(char *buf, size_t len)
+{
+	struct aiod_qos_msg m = { buf, len, 0 };
+
+	if (len > 0) {
+		buf[0] = '\0';
+	}
+	return m;
+}
+
+void aiod_qos_msg_add(struct aiod_qos_msg *m, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (m->len == 0 || m->used >= m->len - 1) {
+		return;
+	}
+	va_start(ap, fmt);
+	n = vsnprintf(m->buf + m->used, m->len - m->used, fmt, ap);
+	va_end(ap);
+	if (n > 0) {
+		m->used += (size_t)n < m->len - m->used ? (size_t)n : m->len - 1 - m->used;
+	}
 }

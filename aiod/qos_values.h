@@ -80,4 +80,15 @@ void aiod_qos_format_bytes(uint64_t n, bool per_second, char *buf, size_t len);
 /* The prefix as "192.0.2.0/24" / "2001:db8::/32". */
 void aiod_qos_format_prefix(const struct aiod_qos_prefix *prefix, char *buf, size_t len);
 
+/* A message built piece by piece into a fixed buffer; what does not fit is cut. */
+struct aiod_qos_msg {
+	char *buf;
+	size_t len;
+	size_t used;		/* strlen(buf) */
+};
+
+struct aiod_qos_msg aiod_qos_msg_start(char *buf, size_t len);
+void aiod_qos_msg_add(struct aiod_qos_msg *m, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 #endif

@@ -236,8 +236,8 @@ static void test_qos_section_and_duplicate_errors(void **state)
 	(void)state;
 	assert_contains(error_of(mem, "[qos.]\nlimit = 1M\n", 0), "[qos.] limit (line 2)");
 	assert_contains(error_of(mem, "[stream.x]\nlimit = 1M\n", 0), "[qos.NAME]");
-	assert_contains(error_of(mem, "[qos.a]\nlimit = 1M\n[qos.b]\nweight = 2\n[qos.a]\nlimit = 2M\n", 0),
-			"[qos.a] limit (line 6): set twice");
+	assert_contains(error_of(mem, "[qos.a]\nlimit = 1M\n[qos.b]\nweight = 2\n"
+				 "[qos.a]\nlimit = 2M\n", 0), "[qos.a] limit (line 6): set twice");
 	talloc_free(mem);
 }
 
