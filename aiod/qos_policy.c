@@ -32,7 +32,10 @@ struct qos_key {
 
 #define R(f) offsetof(struct aiod_qos_rule, f)
 
-/* Every key of a [qos.NAME] section; the order is the one errors list them in. */
+/*
+ * Every key of a [qos.NAME] section, in the order of their bits (check_under()
+ * indexes the table by bit number), which is also the order errors list them in.
+ */
 static const struct qos_key qos_keys[] = {
 	{ "match_user", Q_USER, AIOD_QOS_MATCH_USER, R(match_user) },
 	{ "match_client", Q_CLIENT, AIOD_QOS_MATCH_CLIENT, R(match_client) },
@@ -48,6 +51,7 @@ static const struct qos_key qos_keys[] = {
 	{ "burst", Q_SIZE, AIOD_QOS_BURST, R(burst) },
 };
 #define N_KEYS (sizeof(qos_keys) / sizeof(qos_keys[0]))
+_Static_assert(N_KEYS == AIOD_QOS_N_KEYS, "a line per key");
 
 struct aiod_qos_policy *aiod_qos_policy_new(TALLOC_CTX *mem_ctx)
 {
@@ -264,13 +268,15 @@ int aiod_qos_policy_add(struct aiod_qos_policy *p, const char *section, const ch
 		return ret;
 	}
 	r->set |= k->bit;
+	r->key_line[__builtin_ctz(k->bit)] = line;
 	return 0;
 }
 
-/* Whether a rate of name `what` fits under `limit` (an unset one always does). */
-static int check_under(const struct aiod_qos_rule *r, const char *what, uint64_t v,
+/* Whether the rate of key `bit` fits under `limit` (an unset one always does). */
+static int check_under(const struct aiod_qos_rule *r, unsigned bit, uint64_t v,
 		       const char *limit_name, uint64_t limit, char *err, size_t errlen)
 {
+	unsigned n = (unsigned)__builtin_ctz(bit);
 	char a[32];
 	char b[32];
 
@@ -279,8 +285,8 @@ static int check_under(const struct aiod_qos_rule *r, const char *what, uint64_t
 	}
 	aiod_qos_format_bytes(v, true, a, sizeof(a));
 	aiod_qos_format_bytes(limit, true, b, sizeof(b));
-	snprintf(err, errlen, "[qos.%s] %s (line %u): %s is more than its %s %s", r->name, what,
-		 r->line, a, limit_name, b);
+	snprintf(err, errlen, "[qos.%s] %s (line %u): %s is more than its %s %s", r->name,
+		 qos_keys[n].key, r->key_line[n], a, limit_name, b);
 	return -EINVAL;
 }
 
@@ -297,11 +303,11 @@ static int check_rule(const struct aiod_qos_rule *r, char *err, size_t errlen)
 	if ((r->set & AIOD_QOS_LIMIT_READ) != 0 && (r->set & AIOD_QOS_LIMIT_WRITE) != 0) {
 		both = r->limit_read + r->limit_write;
 	}
-	if (check_under(r, "limit_read", r->limit_read, "limit", r->limit, err, errlen) != 0 ||
-	    check_under(r, "limit_write", r->limit_write, "limit", r->limit, err, errlen) != 0 ||
-	    check_under(r, "reserve", r->reserve, "limit", r->limit, err, errlen) != 0 ||
-	    check_under(r, "reserve", r->reserve, "limit_read + limit_write", both, err,
-			errlen) != 0) {
+	if (check_under(r, AIOD_QOS_LIMIT_READ, r->limit_read, "limit", r->limit, err, errlen) ||
+	    check_under(r, AIOD_QOS_LIMIT_WRITE, r->limit_write, "limit", r->limit, err, errlen) ||
+	    check_under(r, AIOD_QOS_RESERVE, r->reserve, "limit", r->limit, err, errlen) ||
+	    check_under(r, AIOD_QOS_RESERVE, r->reserve, "limit_read + limit_write", both, err,
+			errlen)) {
 		return -EINVAL;
 	}
 	return 0;

@@ -64,6 +64,7 @@ enum aiod_qos_key_bit {
 	AIOD_QOS_BURST = 1u << 11,
 };
 #define AIOD_QOS_MATCH_KEYS 0x1fu	/* the five match_* bits */
+#define AIOD_QOS_N_KEYS 12
 
 /*
  * One [qos.NAME] section. Match keys not set are NULL / not in set and match
@@ -76,6 +77,7 @@ struct aiod_qos_rule {
 	char *name;			/* after "qos." in the section name */
 	unsigned line;			/* first line of the section seen, 0 if unknown */
 	unsigned set;			/* enum aiod_qos_key_bit of the keys given */
+	unsigned key_line[AIOD_QOS_N_KEYS];	/* each key's line, by bit number */
 	/* match keys */
 	char *match_user;		/* user name, or "@group" (resolved by the caller) */
 	struct aiod_qos_prefix match_client;

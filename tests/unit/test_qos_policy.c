@@ -249,11 +249,11 @@ static void test_qos_finish_checks_each_rule(void **state)
 	assert_contains(error_of(mem, "[qos.a]\nmatch_user = bob\nburst = 4M\n", 0),
 			"[qos.a] (line 2): sets none of limit");
 	assert_contains(error_of(mem, "[qos.a]\nlimit = 100M\nreserve = 200M\n", 0),
-			"[qos.a] reserve (line 2): 200 MiB/s is more than its limit 100 MiB/s");
+			"[qos.a] reserve (line 3): 200 MiB/s is more than its limit 100 MiB/s");
 	assert_contains(error_of(mem, "[qos.a]\nlimit = 100M\nlimit_read = 101M\n", 0),
-			"[qos.a] limit_read (line 2): 101 MiB/s is more than its limit");
+			"[qos.a] limit_read (line 3): 101 MiB/s is more than its limit");
 	assert_contains(error_of(mem, "[qos.a]\nlimit = 100M\nlimit_write = 1G\n", 0),
-			"[qos.a] limit_write (line 2)");
+			"[qos.a] limit_write (line 3)");
 	assert_contains(error_of(mem, "[qos.a]\nlimit_read = 10M\nlimit_write = 10M\nreserve = 30M\n",
 				 0), "more than its limit_read + limit_write 20 MiB/s");
 	/* a reserve above one direction's limit is fine: the other direction can use it */
