@@ -114,7 +114,7 @@ install-module: $(BUILD)/rtio.so
 
 UNIT_TESTS := test_proto test_size test_queue test_cache test_edf test_config test_stream test_session replay_session \
 	test_dataplane test_passthrough test_readahead test_tuning test_record test_defer \
-	test_qos_pacing test_qos_rates
+	test_qos_pacing test_qos_rates test_qos_policy
 test_proto_SRC  := common/rtio_proto.c
 test_size_SRC   := common/rtio_size.c
 test_queue_SRC  := common/rtio_queue.c
@@ -131,6 +131,9 @@ test_stream_SRC := aiod/stream.c aiod/admission.c aiod/config.c aiod/config_valu
 test_tuning_SRC := aiod/tuning.c aiod/profile.c aiod/admission.c aiod/config.c aiod/config_values.c aiod/log.c \
 	common/rtio_size.c
 test_record_SRC := aiod/record.c aiod/admission.c aiod/profile.c aiod/config.c aiod/config_values.c aiod/log.c common/rtio_size.c
+# the QoS policy is pure: talloc and the size parser, nothing else
+test_qos_policy_SRC := aiod/qos_policy.c aiod/qos_match.c aiod/qos_rule.c aiod/qos_values.c common/rtio_size.c
+test_qos_policy_LIBS := $(PKG_LIBS_TALLOC)
 # the module's one pure decision, without Samba: which files are registered when
 test_defer_SRC  := vfs_rtio/vfs_rtio_defer.c
 test_defer_CFLAGS := -Ivfs_rtio
