@@ -111,12 +111,13 @@ install-module: $(BUILD)/rtio.so
 # ---- unit tests: each built twice, plainly and with ASan + UBSan ----
 
 UNIT_TESTS := test_proto test_size test_queue test_cache test_edf test_config test_stream test_session replay_session \
-	test_dataplane test_passthrough test_readahead test_tuning test_record test_defer
+	test_dataplane test_passthrough test_readahead test_tuning test_record test_defer test_notify
 test_proto_SRC  := common/rtio_proto.c
 test_size_SRC   := common/rtio_size.c
 test_queue_SRC  := common/rtio_queue.c
 test_cache_SRC  := aiod/cache.c
 test_edf_SRC    := aiod/edf.c
+test_notify_SRC := aiod/notify.c aiod/log.c
 test_config_SRC := aiod/config.c aiod/config_values.c aiod/ini.c aiod/config_dump.c aiod/tuning.c \
 	aiod/profile.c aiod/log.c common/rtio_size.c
 # the machine's RAM is the test's to choose ([cache] size larger than RAM)
