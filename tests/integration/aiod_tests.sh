@@ -149,10 +149,10 @@ t_aiod_sigterm() {
 t_aiod_admission() {
 	local ini=$IT_T/adm.ini sock=$IT_T/adm/aiod.sock pid rc=0
 	mkdir -p "$IT_T/adm" "$IT_T/data/adm"
-	sed "s|^socket_path = .*|socket_path = $sock|" "$IT_T/aiod.ini" > "$ini"
 	# 3 x 12.5 MB/s fit in 40 MB/s minus 5 % headroom; 4 do not.
-	printf '\n[admission]\nmode = refuse\ncapacity = 40000000\nheadroom_pct = 5\n' >> "$ini"
-	printf '\n[stream.hd]\nmatch = *.mxf\nbitrate = 100M\n' >> "$ini"
+	it_ini_merge "$(sed "s|^socket_path = .*|socket_path = $sock|" "$IT_T/aiod.ini")" \
+		"$(printf '[admission]\nmode = refuse\ncapacity = 40000000\nheadroom_pct = 5\n[stream.hd]\nmatch = *.mxf\nbitrate = 100M\n')" \
+		> "$ini"
 	"$BUILD/aiod" -c "$ini" -F -d 3 > "$IT_T/log/aiod-adm.log" 2>&1 &
 	pid=$!
 	it_track "$pid"
