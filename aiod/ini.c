@@ -187,6 +187,10 @@ int aiod_ini_parse(TALLOC_CTX *mem, const char *path, const char *text, struct a
 		talloc_free(p.ini);
 		return -ENOMEM;
 	}
+	/* A UTF-8 byte order mark, as some Windows editors write one, is no line's text. */
+	if (strncmp(buf, "\xEF\xBB\xBF", 3) == 0) {
+		buf += 3;
+	}
 	/* Names and values point into buf, which the ini owns. */
 	for (char *line = buf; line != NULL && ret == 0; line = next) {
 		next = strchr(line, '\n');
