@@ -30,8 +30,7 @@ SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 
 PKG_CFLAGS = $(shell pkg-config --cflags talloc tevent liburing 2>/dev/null)
 PKG_LIBS_TALLOC = $(shell pkg-config --libs talloc 2>/dev/null)
-PKG_LIBS_AIOD = $(shell pkg-config --libs talloc tevent liburing 2>/dev/null) -liniparser -lm -lpthread
-INI_CFLAGS := -I/usr/include/iniparser
+PKG_LIBS_AIOD = $(shell pkg-config --libs talloc tevent liburing 2>/dev/null) -lm -lpthread
 
 # the client library: the session, async I/O, the reply queue, sync calls
 CLIENT_SRC := common/rtio_client.c common/rtio_client_io.c common/rtio_client_reply.c \
@@ -69,7 +68,7 @@ build: $(BUILD)/aiod $(BUILD)/aiodctl $(BUILD)/librtio-client.a $(BUILD)/rtio.so
 define aiod_rules
 $(1)/obj/%.o: %.c $(COMMON_HDR) $(AIOD_HDR)
 	@mkdir -p $$(dir $$@)
-	$(CC) $(BASE_CFLAGS) $(2) -Icommon -Iaiod $(INI_CFLAGS) $(PKG_CFLAGS) -c $$< -o $$@
+	$(CC) $(BASE_CFLAGS) $(2) -Icommon -Iaiod $(PKG_CFLAGS) -c $$< -o $$@
 
 $(1)/aiod: $(1)/obj/aiod/main.o $(AIOD_SRC:%.c=$(1)/obj/%.o) \
 		$(1)/obj/common/rtio_proto.o $(1)/obj/common/rtio_qos.o $(1)/obj/common/rtio_sock.o \
@@ -113,7 +112,7 @@ install-module: $(BUILD)/rtio.so
 # ---- unit tests: each built twice, plainly and with ASan + UBSan ----
 
 UNIT_TESTS := test_proto test_size test_queue test_cache test_edf test_config test_stream test_session replay_session \
-	test_dataplane test_passthrough test_readahead test_tuning test_record test_defer \
+	test_dataplane test_passthrough test_readahead test_tuning test_record test_defer test_notify \
 	test_qos_pacing test_qos_rates test_qos_policy
 test_proto_SRC  := common/rtio_proto.c
 test_size_SRC   := common/rtio_size.c
@@ -125,12 +124,16 @@ test_qos_pacing_SRC := common/rtio_qos.c
 test_qos_pacing_LIBS := -lm
 test_qos_rates_SRC := aiod/qos_rates.c common/rtio_qos.c
 test_qos_rates_LIBS := -lm
-test_config_SRC := aiod/config.c aiod/config_values.c aiod/log.c common/rtio_size.c
-test_stream_SRC := aiod/stream.c aiod/admission.c aiod/config.c aiod/config_values.c aiod/log.c aiod/cache.c \
+test_notify_SRC := aiod/notify.c aiod/log.c
+test_config_SRC := aiod/config.c aiod/config_values.c aiod/ini.c aiod/config_dump.c aiod/tuning.c \
+	aiod/profile.c aiod/log.c common/rtio_size.c
+# the machine's RAM is the test's to choose ([cache] size larger than RAM)
+test_config_CFLAGS := -Wl,--wrap=aiod_phys_mem_bytes
+test_stream_SRC := aiod/stream.c aiod/admission.c aiod/config.c aiod/config_values.c aiod/ini.c aiod/log.c aiod/cache.c \
 	aiod/engine.c aiod/edf.c aiod/profile.c common/rtio_size.c
-test_tuning_SRC := aiod/tuning.c aiod/profile.c aiod/admission.c aiod/config.c aiod/config_values.c aiod/log.c \
+test_tuning_SRC := aiod/tuning.c aiod/profile.c aiod/admission.c aiod/config.c aiod/config_values.c aiod/ini.c aiod/log.c \
 	common/rtio_size.c
-test_record_SRC := aiod/record.c aiod/admission.c aiod/profile.c aiod/config.c aiod/config_values.c aiod/log.c common/rtio_size.c
+test_record_SRC := aiod/record.c aiod/admission.c aiod/profile.c aiod/config.c aiod/config_values.c aiod/ini.c aiod/log.c common/rtio_size.c
 # the QoS policy is pure: talloc and the size parser, nothing else
 test_qos_policy_SRC := aiod/qos_policy.c aiod/qos_match.c aiod/qos_rule.c aiod/qos_values.c common/rtio_size.c
 test_qos_policy_LIBS := $(PKG_LIBS_TALLOC)
@@ -144,7 +147,7 @@ test_session_SRC := $(AIOD_INPROC_SRC) $(CLIENT_SRC)
 # the request layer against a fake engine, linked without liburing: the engine
 # interface (aiod/engine.h) is the only door to it
 test_dataplane_SRC := $(filter-out aiod/engine.c,$(AIOD_INPROC_SRC)) tests/unit/fake_engine.c
-test_dataplane_LIBS := $(shell pkg-config --libs talloc tevent 2>/dev/null) -liniparser -lm
+test_dataplane_LIBS := $(shell pkg-config --libs talloc tevent 2>/dev/null) -lm
 test_readahead_SRC := $(test_dataplane_SRC)
 test_readahead_LIBS := $(test_dataplane_LIBS)
 test_passthrough_SRC := $(test_dataplane_SRC)
@@ -165,12 +168,12 @@ define unit_rules
 $(BUILD)/unit/$(1): $(call unit_main,$(1)) $$($(1)_SRC) $(COMMON_HDR) $(AIOD_HDR) $(FUZZ_HDR) \
 		$(UNIT_HDR) $(VFS_HDR)
 	@mkdir -p $$(dir $$@)
-	$(CC) $(BASE_CFLAGS) $$($(1)_CFLAGS) -Icommon -Iaiod $(INI_CFLAGS) $(PKG_CFLAGS) -o $$@ $$< \
+	$(CC) $(BASE_CFLAGS) $$($(1)_CFLAGS) -Icommon -Iaiod $(PKG_CFLAGS) -o $$@ $$< \
 		$$($(1)_SRC) -lcmocka $$(or $$($(1)_LIBS),$(PKG_LIBS_AIOD)) -lrt -lpthread
 $(BUILD)/unit-asan/$(1): $(call unit_main,$(1)) $$($(1)_SRC) $(COMMON_HDR) $(AIOD_HDR) $(FUZZ_HDR) \
 		$(UNIT_HDR) $(VFS_HDR)
 	@mkdir -p $$(dir $$@)
-	$(CC) $(BASE_CFLAGS) $(SAN) $$($(1)_CFLAGS) -Icommon -Iaiod $(INI_CFLAGS) $(PKG_CFLAGS) \
+	$(CC) $(BASE_CFLAGS) $(SAN) $$($(1)_CFLAGS) -Icommon -Iaiod $(PKG_CFLAGS) \
 		-o $$@ $$< $$($(1)_SRC) -lcmocka $$(or $$($(1)_LIBS),$(PKG_LIBS_AIOD)) -lrt -lpthread
 endef
 $(foreach t,$(UNIT_TESTS),$(eval $(call unit_rules,$(t))))
@@ -217,7 +220,7 @@ $(BUILD)/fuzz/fuzz_msg: tests/fuzz/fuzz_msg.c common/rtio_proto.c $(COMMON_HDR)
 $(BUILD)/fuzz/fuzz_session: tests/fuzz/fuzz_session.c tests/fuzz/session_harness.c \
 		$(AIOD_INPROC_SRC) $(COMMON_HDR) $(AIOD_HDR) $(FUZZ_HDR)
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -Icommon -Iaiod -Itests/fuzz $(INI_CFLAGS) $(PKG_CFLAGS) -o $@ \
+	clang $(FUZZ_CFLAGS) -Icommon -Iaiod -Itests/fuzz $(PKG_CFLAGS) -o $@ \
 		tests/fuzz/fuzz_session.c tests/fuzz/session_harness.c $(AIOD_INPROC_SRC) \
 		$(PKG_LIBS_AIOD) -lrt
 

@@ -25,16 +25,19 @@ void aiod_admission_init(struct aiod_ctx *ctx)
 
 	if (cfg->admission_capacity > 0) {
 		ctx->capacity_Bps = cfg->admission_capacity;
-		AIOD_NOTICE("admission: device capacity %llu MB/s (configured), mode %s",
-			    (unsigned long long)(ctx->capacity_Bps / 1000000), cfg->admission_mode);
+		/* MiB/s: [admission] capacity is a size, and aiod.ini's sizes are binary. */
+		AIOD_NOTICE("admission: device capacity %.1f MiB/s (%llu bytes/s, configured), mode %s",
+			    ctx->capacity_Bps / 1048576.0, (unsigned long long)ctx->capacity_Bps,
+			    cfg->admission_mode);
 		return;
 	}
 	/* ctx->profile: loaded by tuning.c at start and at each reload, NULL if none. */
 	ctx->capacity_Bps = aiod_profile_random_Bps(ctx->profile, cfg->readahead_io_size);
 	if (ctx->capacity_Bps > 0) {
-		AIOD_NOTICE("admission: device capacity %llu MB/s for %u KiB reads (from %s), mode %s",
-			    (unsigned long long)(ctx->capacity_Bps / 1000000),
-			    cfg->readahead_io_size >> 10, cfg->admission_profile, cfg->admission_mode);
+		AIOD_NOTICE("admission: device capacity %.1f MiB/s (%llu bytes/s) for %u KiB reads "
+			    "(from %s), mode %s", ctx->capacity_Bps / 1048576.0,
+			    (unsigned long long)ctx->capacity_Bps, cfg->readahead_io_size >> 10,
+			    cfg->admission_profile, cfg->admission_mode);
 	} else if (cfg->n_classes > 0 && strcmp(cfg->admission_mode, "off") != 0) {
 		AIOD_WARN("admission: device capacity unknown (no [admission] capacity and no "
 			  "profile at %s; run aiod --calibrate DIR): every stream is admitted",

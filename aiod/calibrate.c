@@ -209,7 +209,7 @@ static int measure_all(const struct aiod_config *cfg, int fd, struct aiod_profil
 	if (posix_memalign(&buf, 4096, sizes[NSIZES - 1]) != 0) {
 		return -ENOMEM;
 	}
-	printf("%10s %14s %14s\n", "size", "random MB/s", "sequential MB/s");
+	printf("%10s %14s %14s\n", "size", "random MiB/s", "sequential MiB/s");
 	for (size_t i = 0; i < NSIZES; i++) {
 		double r[2];
 
@@ -228,14 +228,14 @@ static int measure_all(const struct aiod_config *cfg, int fd, struct aiod_profil
 		}
 		p->points[p->npoints++] = (struct aiod_profile_point){ sizes[i], (uint64_t)r[0],
 								       (uint64_t)r[1] };
-		printf("%9uK %14.1f %14.1f\n", sizes[i] >> 10, r[0] / 1e6, r[1] / 1e6);
+		printf("%9uK %14.1f %14.1f\n", sizes[i] >> 10, r[0] / 1048576.0, r[1] / 1048576.0);
 		fflush(stdout);
 	}
 	free(buf);
 	printf("calibrate: one random %u KiB read takes %.2f ms (seek and latency)\n",
 	       sizes[0] >> 10, p->request_us / 1e3);
 	p->parallel_size = aiod_tuning_io_size(p, cfg->block_size);
-	printf("%10s %14s   (random %u KiB reads)\n", "in flight", "MB/s", p->parallel_size >> 10);
+	printf("%10s %14s   (random %u KiB reads)\n", "in flight", "MiB/s", p->parallel_size >> 10);
 	for (size_t i = 0; i < NINFLIGHT; i++) {
 		double r = measure_parallel(fd, p->file_size, p->parallel_size, inflight[i],
 					    p->seconds_per_point);
@@ -245,7 +245,7 @@ static int measure_all(const struct aiod_config *cfg, int fd, struct aiod_profil
 		}
 		p->parallel[p->nparallel++] = (struct aiod_profile_parallel){ inflight[i],
 									      (uint64_t)r };
-		printf("%10u %14.1f\n", inflight[i], r / 1e6);
+		printf("%10u %14.1f\n", inflight[i], r / 1048576.0);
 		fflush(stdout);
 	}
 	return 0;

@@ -8,13 +8,15 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <errno.h>
-#include <iniparser.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "config.h"
 #include "config_values.h"
+#include "ini.h"
 #include "rtio_size.h"
 #include "log.h"
 #include "rtio_proto.h"
@@ -92,14 +94,11 @@ static const struct key_desc keys[] = {
 	  "Share of the capacity never reserved for streams: best-effort I/O always gets it." },
 };
 
-_Static_assert(sizeof(keys) / sizeof(keys[0]) <= 64, "set_keys has a bit per key");
+_Static_assert(sizeof(keys) / sizeof(keys[0]) <= AIOD_CONFIG_MAX_KEYS, "set_keys has a bit per key");
 
 /* Keys that tuning.c derives from the device profile when aiod.ini does not set them. */
 static const char *const derived_keys[] = { "readahead:io_size", "engine:queue_depth",
 					    "readahead:best_effort_deadline_ms" };
-
-/* Keys of [stream.NAME] sections. */
-static const char *const stream_keys[] = { "match", "bitrate", "prebuffer_ms", "priority" };
 
 static int apply_key(struct aiod_config *cfg, TALLOC_CTX *mem, const struct key_desc *k,
 		     const char *val, char *why, size_t whylen)
@@ -188,171 +187,300 @@ static bool known_section(const char *s)
 	return false;
 }
 
-static int load_stream_class(TALLOC_CTX *mem, dictionary *d, const char *sec,
-			     struct aiod_stream_class *sc, char *why, size_t whylen)
-{
-	char k[256];
-	const char *v;
+/* Where the loader is: the file for messages, the config being filled. */
+struct config_loader {
+	struct aiod_config *cfg;
+	const char *path;
+	char *err;
+	size_t errlen;
+};
 
-	memset(sc, 0, sizeof(*sc));
-	sc->name = talloc_strdup(mem, sec + strlen("stream."));
-	if (sc->name == NULL) {
-		return -ENOMEM;
+static int load_fail(struct config_loader *ld, unsigned line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* "path:line: what" (line 0: a default, "path: what"); always -EINVAL. */
+static int load_fail(struct config_loader *ld, unsigned line, const char *fmt, ...)
+{
+	int n = line > 0 ? snprintf(ld->err, ld->errlen, "%s:%u: ", ld->path, line)
+			 : snprintf(ld->err, ld->errlen, "%s: ", ld->path);
+	va_list ap;
+
+	if (n >= 0 && (size_t)n < ld->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(ld->err + n, ld->errlen - (size_t)n, fmt, ap);
+		va_end(ap);
 	}
-	snprintf(k, sizeof(k), "%s:match", sec);
-	v = iniparser_getstring(d, k, NULL);
-	if (v == NULL || v[0] == '\0') {
-		snprintf(why, whylen, "match is required (a pattern like *.mxf)");
-		return -EINVAL;
-	}
-	sc->match = talloc_strdup(mem, v);
-	snprintf(k, sizeof(k), "%s:bitrate", sec);
-	v = iniparser_getstring(d, k, NULL);
-	if (v == NULL || aiod_parse_rate(v, &sc->bitrate) != 0 || sc->bitrate < 1000) {
-		snprintf(why, whylen, "bitrate is required, e.g. 100M (bits/s), at least 1k");
-		return -EINVAL;
-	}
-	snprintf(k, sizeof(k), "%s:prebuffer_ms", sec);
-	v = iniparser_getstring(d, k, "1000");
-	{
-		char *end;
-		unsigned long ms = strtoul(v, &end, 10);
-		if (*end != '\0' || end == v || ms > 60000) {
-			snprintf(why, whylen, "prebuffer_ms must be 0..60000");
-			return -EINVAL;
+	return -EINVAL;
+}
+
+static int load_fixed_section(struct config_loader *ld, const struct aiod_ini_section *sec)
+{
+	char why[256];
+
+	for (unsigned i = 0; i < sec->nkeys; i++) {
+		const struct aiod_ini_key *key = &sec->keys[i];
+		const struct key_desc *k = find_key(sec->name, key->name);
+		int ret;
+
+		if (k == NULL) {
+			return load_fail(ld, key->line, "unknown key '%s' in [%s]", key->name,
+					 sec->name);
 		}
-		sc->prebuffer_ms = (uint32_t)ms;
+		ret = apply_key(ld->cfg, ld->cfg, k, key->value, why, sizeof(why));
+		if (ret == -ENOMEM) {
+			return ret;
+		}
+		if (ret != 0) {
+			load_fail(ld, key->line, "[%s] %s = '%s': %s", sec->name, key->name,
+				  key->value, why);
+			return ret;
+		}
+		ld->cfg->set_keys |= 1ull << (k - keys);
+		ld->cfg->key_line[k - keys] = key->line;
 	}
-	snprintf(k, sizeof(k), "%s:priority", sec);
-	sc->priority = iniparser_getint(d, k, 0);
-	return sc->match != NULL ? 0 : -ENOMEM;
+	return 0;
+}
+
+/* bits/s as aiod.ini spells them: 800000000 is 800M. */
+static void format_rate(uint64_t bps, char *buf, size_t len)
+{
+	static const char units[] = "kMG";
+	int u = -1;
+
+	while (u < 2 && bps != 0 && bps % 1000 == 0) {
+		bps /= 1000;
+		u++;
+	}
+	if (u < 0) {
+		snprintf(buf, len, "%llu", (unsigned long long)bps);
+	} else {
+		snprintf(buf, len, "%llu%c", (unsigned long long)bps, units[u]);
+	}
+}
+
+/* bitrate is bits/s; "100MB" or "12MB/s" is the usual slip into bytes. */
+static int load_bitrate(struct config_loader *ld, const char *sec, const struct aiod_ini_key *key,
+			struct aiod_stream_class *sc)
+{
+	char bytes[64], bits[32];
+	uint64_t Bps;
+
+	if (aiod_parse_rate(key->value, &sc->bitrate) == 0 && sc->bitrate >= 1000) {
+		return 0;
+	}
+	/* "100MB", "100MB/s", "100MBps": what it would be in bits/s. */
+	snprintf(bytes, sizeof(bytes), "%s", key->value);
+	if (strchr(bytes, 'B') != NULL) {
+		*strchr(bytes, 'B') = '\0';
+		if (aiod_parse_rate(bytes, &Bps) == 0 && Bps > 0) {
+			format_rate(Bps * 8, bits, sizeof(bits));
+			return load_fail(ld, key->line, "[%s] bitrate = '%s' looks like bytes per "
+					 "second: bitrate takes bits/s, e.g. 100M; %s bytes/s is "
+					 "bitrate = %s", sec, key->value, bytes, bits);
+		}
+	}
+	return load_fail(ld, key->line, "[%s] bitrate = '%s': expected bits/s like 100M (k, M, G "
+			 "decimal), at least 1k", sec, key->value);
+}
+
+static int load_prebuffer(struct config_loader *ld, const char *sec,
+			  const struct aiod_ini_key *key, struct aiod_stream_class *sc)
+{
+	char *end;
+	unsigned long ms;
+
+	errno = 0;
+	ms = strtoul(key->value, &end, 10);
+	if (errno != 0 || end == key->value || *end != '\0' || key->value[0] == '-' || ms > 60000) {
+		return load_fail(ld, key->line, "[%s] prebuffer_ms = '%s': must be 0..60000", sec,
+				 key->value);
+	}
+	sc->prebuffer_ms = (uint32_t)ms;
+	return 0;
+}
+
+static int load_stream_key(struct config_loader *ld, const char *sec,
+			   const struct aiod_ini_key *key, struct aiod_stream_class *sc)
+{
+	if (strcasecmp(key->name, "match") == 0) {
+		sc->key_line[AIOD_STREAM_MATCH] = key->line;
+		sc->match = talloc_strdup(ld->cfg, key->value);
+		return sc->match != NULL ? 0 : -ENOMEM;
+	}
+	if (strcasecmp(key->name, "bitrate") == 0) {
+		sc->key_line[AIOD_STREAM_BITRATE] = key->line;
+		return load_bitrate(ld, sec, key, sc);
+	}
+	if (strcasecmp(key->name, "prebuffer_ms") == 0) {
+		sc->key_line[AIOD_STREAM_PREBUFFER_MS] = key->line;
+		return load_prebuffer(ld, sec, key, sc);
+	}
+	if (strcasecmp(key->name, "priority") == 0) {
+		/* Documented once, never used: streams are ordered by deadline alone. */
+		return load_fail(ld, key->line, "[%s] priority is not supported: streams are ordered "
+				 "by their deadlines alone (aiod(8)); remove the line", sec);
+	}
+	return load_fail(ld, key->line, "unknown key '%s' in [%s] (match, bitrate, prebuffer_ms)",
+			 key->name, sec);
+}
+
+static int load_stream_section(struct config_loader *ld, const struct aiod_ini_section *sec)
+{
+	struct aiod_config *cfg = ld->cfg;
+	struct aiod_stream_class *sc = &cfg->classes[cfg->n_classes];
+	int ret = 0;
+
+	if (sec->name[strlen("stream.")] == '\0') {
+		return load_fail(ld, sec->line, "[%s]: a stream class needs a name, e.g. [stream.hd]",
+				 sec->name);
+	}
+	if (cfg->n_classes >= AIOD_MAX_CLASSES) {
+		return load_fail(ld, sec->line, "[%s]: more than %d [stream.NAME] sections", sec->name,
+				 AIOD_MAX_CLASSES);
+	}
+	*sc = (struct aiod_stream_class){ .prebuffer_ms = 1000, .line = sec->line };
+	sc->name = talloc_strdup(cfg, sec->name + strlen("stream."));
+	for (unsigned i = 0; i < sec->nkeys && ret == 0 && sc->name != NULL; i++) {
+		ret = load_stream_key(ld, sec->name, &sec->keys[i], sc);
+	}
+	if (sc->name == NULL || ret != 0) {
+		return sc->name == NULL ? -ENOMEM : ret;
+	}
+	if (sc->match == NULL || sc->match[0] == '\0') {
+		return load_fail(ld, sec->line, "[%s]: match is required (a pattern like *.mxf)",
+				 sec->name);
+	}
+	if (sc->key_line[AIOD_STREAM_BITRATE] == 0) {
+		return load_fail(ld, sec->line, "[%s]: bitrate is required, e.g. 100M (bits/s)",
+				 sec->name);
+	}
+	cfg->n_classes++;
+	return 0;
+}
+
+/*
+ * Sections named PREFIX.NAME, each family with its own loader. A new family
+ * (the QoS policies' [qos.NAME], fed to their unit key by key with the
+ * line) is one row here; any other prefix stays an unknown section.
+ */
+static const struct {
+	const char *prefix;
+	int (*load)(struct config_loader *ld, const struct aiod_ini_section *sec);
+} section_families[] = {
+	{ "stream.", load_stream_section },
+};
+
+static int load_section(struct config_loader *ld, const struct aiod_ini_section *sec)
+{
+	for (size_t i = 0; i < sizeof(section_families) / sizeof(section_families[0]); i++) {
+		const char *prefix = section_families[i].prefix;
+
+		if (strncasecmp(sec->name, prefix, strlen(prefix)) == 0) {
+			return section_families[i].load(ld, sec);
+		}
+	}
+	if (!known_section(sec->name)) {
+		return load_fail(ld, sec->line, "unknown section [%s]", sec->name);
+	}
+	return load_fixed_section(ld, sec);
+}
+
+/* The line that set [section] key, 0 if it has its default. */
+static unsigned key_line(const struct aiod_config *cfg, const char *section, const char *key)
+{
+	const struct key_desc *k = find_key(section, key);
+
+	return k != NULL ? cfg->key_line[k - keys] : 0;
+}
+
+/* The cache is locked in RAM: more than the machine has can never work. */
+static int check_cache_fits(struct config_loader *ld)
+{
+	const struct aiod_config *cfg = ld->cfg;
+	uint64_t ram = aiod_phys_mem_bytes();
+
+	if (ram == 0 || cfg->cache_size <= ram) {
+		return 0;
+	}
+	return load_fail(ld, key_line(cfg, "cache", "size"), "[cache] size = %llu MiB (%llu bytes) "
+			 "is more than this machine's memory, %llu MiB (%llu bytes)",
+			 (unsigned long long)(cfg->cache_size >> 20),
+			 (unsigned long long)cfg->cache_size, (unsigned long long)(ram >> 20),
+			 (unsigned long long)ram);
+}
+
+/* Checks across keys, once every section is in. */
+static int check_config(struct config_loader *ld)
+{
+	const struct aiod_config *cfg = ld->cfg;
+
+	if (strcmp(cfg->admission_mode, "refuse") != 0 && strcmp(cfg->admission_mode, "demote") != 0 &&
+	    strcmp(cfg->admission_mode, "off") != 0) {
+		return load_fail(ld, key_line(cfg, "admission", "mode"), "[admission] mode = '%s': "
+				 "expected refuse, demote or off", cfg->admission_mode);
+	}
+	if ((cfg->block_size & (cfg->block_size - 1)) != 0) {
+		return load_fail(ld, key_line(cfg, "cache", "block_size"), "[cache] block_size = %u: "
+				 "must be a power of two", cfg->block_size);
+	}
+	if (cfg->cache_size / cfg->block_size < 16) {
+		return load_fail(ld, key_line(cfg, "cache", "size"), "[cache] size must hold at "
+				 "least 16 blocks of block_size");
+	}
+	return check_cache_fits(ld);
+}
+
+static int config_defaults(struct aiod_config *cfg, char *err, size_t errlen)
+{
+	char why[256];
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		int ret = apply_key(cfg, cfg, &keys[i], keys[i].def, why, sizeof(why));
+
+		if (ret != 0) {
+			snprintf(err, errlen, "built-in default of [%s] %s broken: %s", keys[i].section,
+				 keys[i].key, why);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static int config_read(struct aiod_config *cfg, const char *path, char *err, size_t errlen)
+{
+	struct config_loader ld = { cfg, path, err, errlen };
+	struct aiod_ini *ini;
+	int ret = aiod_ini_load(cfg, path, &ini, err, errlen);
+
+	for (unsigned s = 0; ret == 0 && s < ini->nsections; s++) {
+		ret = load_section(&ld, &ini->sections[s]);
+	}
+	if (ret == 0) {
+		ret = check_config(&ld);
+	}
+	if (ret == -ENOMEM) {
+		snprintf(err, errlen, "%s: out of memory", path);
+	}
+	if (ini != NULL) {
+		talloc_free(ini);
+	}
+	return ret;
 }
 
 int aiod_config_load(TALLOC_CTX *mem_ctx, const char *path, struct aiod_config **out,
 		     char *err, size_t errlen)
 {
 	struct aiod_config *cfg;
-	dictionary *d;
-	char why[256];
-	int ret = 0;
-	int nsec;
+	int ret;
 
 	*out = NULL;
 	cfg = talloc_zero(mem_ctx, struct aiod_config);
 	if (cfg == NULL) {
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		ret = apply_key(cfg, cfg, &keys[i], keys[i].def, why, sizeof(why));
-		if (ret != 0) {
-			snprintf(err, errlen, "built-in default of [%s] %s broken: %s", keys[i].section,
-				 keys[i].key, why);
-			talloc_free(cfg);
-			return ret;
-		}
-	}
-	if (path == NULL) {
-		*out = cfg;
-		return 0;
-	}
-	{
-		FILE *f = fopen(path, "r");
-		if (f == NULL) {
-			ret = -errno;
-			snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-			talloc_free(cfg);
-			return ret;
-		}
-		fclose(f);
-	}
-	d = iniparser_load(path);
-	if (d == NULL) {
-		snprintf(err, errlen, "%s: not a valid ini file", path);
-		talloc_free(cfg);
-		return -EINVAL;
-	}
-	nsec = iniparser_getnsec(d);
-	for (int s = 0; s < nsec && ret == 0; s++) {
-		const char *sec = iniparser_getsecname(d, s);
-		int nkeys = iniparser_getsecnkeys(d, sec);
-		const char **names;
-
-		if (strncasecmp(sec, "stream.", 7) == 0) {
-			if (cfg->n_classes >= AIOD_MAX_CLASSES) {
-				snprintf(err, errlen, "%s: more than %d [stream.NAME] sections", path,
-					 AIOD_MAX_CLASSES);
-				ret = -EINVAL;
-				break;
-			}
-		} else if (!known_section(sec)) {
-			snprintf(err, errlen, "%s: unknown section [%s]", path, sec);
-			ret = -EINVAL;
-			break;
-		}
-		names = talloc_array(cfg, const char *, nkeys > 0 ? nkeys : 1);
-		if (names == NULL) {
-			ret = -ENOMEM;
-			break;
-		}
-		if (nkeys > 0 && iniparser_getseckeys(d, sec, names) == NULL) {
-			ret = -ENOMEM;
-			break;
-		}
-		for (int i = 0; i < nkeys && ret == 0; i++) {
-			const char *key = strchr(names[i], ':') + 1;	/* "section:key" */
-			const struct key_desc *k;
-
-			if (strncasecmp(sec, "stream.", 7) == 0) {
-				bool ok = false;
-				for (size_t j = 0; j < sizeof(stream_keys) / sizeof(stream_keys[0]); j++) {
-					ok = ok || strcasecmp(stream_keys[j], key) == 0;
-				}
-				if (!ok) {
-					snprintf(err, errlen, "%s: unknown key '%s' in [%s]", path, key, sec);
-					ret = -EINVAL;
-				}
-				continue;
-			}
-			k = find_key(sec, key);
-			if (k == NULL) {
-				snprintf(err, errlen, "%s: unknown key '%s' in [%s]", path, key, sec);
-				ret = -EINVAL;
-				break;
-			}
-			ret = apply_key(cfg, cfg, k, iniparser_getstring(d, names[i], ""), why,
-					sizeof(why));
-			cfg->set_keys |= 1ull << (k - keys);
-			if (ret != 0) {
-				snprintf(err, errlen, "%s: [%s] %s = '%s': %s", path, sec, key,
-					 iniparser_getstring(d, names[i], ""), why);
-			}
-		}
-		if (ret == 0 && strncasecmp(sec, "stream.", 7) == 0) {
-			ret = load_stream_class(cfg, d, sec, &cfg->classes[cfg->n_classes], why,
-						sizeof(why));
-			if (ret != 0) {
-				snprintf(err, errlen, "%s: [%s]: %s", path, sec, why);
-			} else {
-				cfg->n_classes++;
-			}
-		}
-	}
-	iniparser_freedict(d);
-	if (ret == 0 && strcmp(cfg->admission_mode, "refuse") != 0 &&
-	    strcmp(cfg->admission_mode, "demote") != 0 && strcmp(cfg->admission_mode, "off") != 0) {
-		snprintf(err, errlen, "%s: [admission] mode = '%s': expected refuse, demote or off", path,
-			 cfg->admission_mode);
-		ret = -EINVAL;
-	}
-	if (ret == 0 && (cfg->block_size & (cfg->block_size - 1)) != 0) {
-		snprintf(err, errlen, "%s: [cache] block_size = %u: must be a power of two", path,
-			 cfg->block_size);
-		ret = -EINVAL;
-	}
-	if (ret == 0 && cfg->cache_size / cfg->block_size < 16) {
-		snprintf(err, errlen, "%s: [cache] size must hold at least 16 blocks of block_size",
-			 path);
-		ret = -EINVAL;
+	ret = config_defaults(cfg, err, errlen);
+	if (ret == 0 && path != NULL) {
+		ret = config_read(cfg, path, err, errlen);
 	}
 	if (ret != 0) {
 		talloc_free(cfg);
@@ -434,6 +562,113 @@ unsigned aiod_config_reload(struct aiod_config *cur, const struct aiod_config *n
 	return restart;
 }
 
+/* A size as aiod.ini spells it: the largest binary unit that divides it. */
+static void format_size(uint64_t v, char *buf, size_t len)
+{
+	static const char units[] = "KMGT";
+	int u = -1;
+
+	while (u < 3 && v != 0 && v % 1024 == 0) {
+		v /= 1024;
+		u++;
+	}
+	if (u < 0) {
+		snprintf(buf, len, "%llu", (unsigned long long)v);
+	} else {
+		snprintf(buf, len, "%llu%c", (unsigned long long)v, units[u]);
+	}
+}
+
+static void format_ids(const uint32_t *ids, unsigned n, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (unsigned i = 0; i < n && used < len; i++) {
+		int w = snprintf(buf + used, len - used, "%s%u", i > 0 ? "," : "", ids[i]);
+		used += w > 0 ? (size_t)w : 0;
+	}
+}
+
+static uint64_t key_number(const struct aiod_config *cfg, const struct key_desc *k)
+{
+	const void *field = (const char *)cfg + k->offset;
+
+	if (k->offset == OFF(cache_size) || k->offset == OFF(admission_capacity)) {
+		return *(const uint64_t *)field;
+	}
+	if (k->offset == OFF(log_level)) {
+		return (uint64_t)*(const int *)field;
+	}
+	return *(const uint32_t *)field;
+}
+
+static void format_key(const struct aiod_config *cfg, const struct key_desc *k, char *buf,
+		       size_t len)
+{
+	const void *field = (const char *)cfg + k->offset;
+
+	switch (k->type) {
+	case K_STRING:
+		snprintf(buf, len, "%s", *(char *const *)field);
+		return;
+	case K_BOOL:
+		snprintf(buf, len, "%s", *(const bool *)field ? "yes" : "no");
+		return;
+	case K_INT:
+		snprintf(buf, len, "%llu", (unsigned long long)key_number(cfg, k));
+		return;
+	case K_SIZE:
+		format_size(key_number(cfg, k), buf, len);
+		return;
+	case K_USERS:
+		format_ids(cfg->allow_uids, cfg->n_allow_uids, buf, len);
+		return;
+	case K_GROUPS:
+		format_ids(cfg->allow_gids, cfg->n_allow_gids, buf, len);
+		return;
+	}
+	buf[0] = '\0';
+}
+
+static int visit_class(const struct aiod_stream_class *sc,
+		       int (*fn)(const struct aiod_config_item *item, void *priv), void *priv)
+{
+	char section[300], rate[32], ms[16];
+	const char *names[] = { "match", "bitrate", "prebuffer_ms" };
+	const char *values[] = { sc->match, rate, ms };
+	int ret = 0;
+
+	_Static_assert(AIOD_STREAM_NKEYS == 3, "one name and value per stream key");
+	snprintf(section, sizeof(section), "stream.%s", sc->name);
+	format_rate(sc->bitrate, rate, sizeof(rate));
+	snprintf(ms, sizeof(ms), "%u", sc->prebuffer_ms);
+	for (int i = 0; i < AIOD_STREAM_NKEYS && ret == 0; i++) {
+		struct aiod_config_item item = { section, names[i], values[i], sc->key_line[i] };
+		ret = fn(&item, priv);
+	}
+	return ret;
+}
+
+int aiod_config_visit(const struct aiod_config *cfg,
+		      int (*fn)(const struct aiod_config_item *item, void *priv), void *priv)
+{
+	char value[1024];
+	int ret = 0;
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]) && ret == 0; i++) {
+		struct aiod_config_item item = { keys[i].section, keys[i].key, value,
+						 cfg->key_line[i] };
+
+		format_key(cfg, &keys[i], value, sizeof(value));
+		ret = fn(&item, priv);
+	}
+	for (unsigned c = 0; c < cfg->n_classes && ret == 0; c++) {
+		ret = visit_class(&cfg->classes[c], fn, priv);
+	}
+	return ret;
+}
+
 void aiod_config_print_defaults(FILE *f)
 {
 	const char *sec = NULL;
@@ -465,6 +700,5 @@ void aiod_config_print_defaults(FILE *f)
 		   ";[stream.hd]\n"
 		   ";match = *.mxf\n"
 		   ";bitrate = 100M\n"
-		   ";prebuffer_ms = 1000\n"
-		   ";priority = 0\n");
+		   ";prebuffer_ms = 1000\n");
 }

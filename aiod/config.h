@@ -16,6 +16,17 @@
 #define AIOD_MAX_ALLOW    32
 #define AIOD_MAX_CLASSES  16
 #define AIOD_IO_SIZE_MAX  (64u << 20)	/* largest [readahead] io_size */
+#define AIOD_CONFIG_MAX_KEYS 64		/* of the fixed sections; set_keys has a bit each */
+
+/*
+ * aiod's exit status when the configuration is wrong (sysexits.h EX_CONFIG):
+ * systemd's RestartPreventExitStatus keys on it, so a typo stops the unit
+ * instead of restarting it in a loop.
+ */
+#define AIOD_EXIT_CONFIG 78
+
+enum aiod_stream_key { AIOD_STREAM_MATCH, AIOD_STREAM_BITRATE, AIOD_STREAM_PREBUFFER_MS,
+		       AIOD_STREAM_NKEYS };
 
 /* A stream class: files matching pattern are read at bitrate (bits/s). */
 struct aiod_stream_class {
@@ -23,7 +34,8 @@ struct aiod_stream_class {
 	char *match;		/* fnmatch pattern on the share-relative name */
 	uint64_t bitrate;	/* bits per second */
 	uint32_t prebuffer_ms;	/* how far ahead of playback the client reads */
-	int priority;		/* higher wins among equal deadlines */
+	unsigned line;		/* of the [stream.NAME] line in aiod.ini */
+	unsigned key_line[AIOD_STREAM_NKEYS];	/* 0: the default */
 };
 
 struct aiod_config {
@@ -64,11 +76,21 @@ struct aiod_config {
 	unsigned n_classes;
 	/* Which keys aiod.ini sets (bits of config.c's key table): tuning.c derives the others. */
 	uint64_t set_keys;
+	unsigned key_line[AIOD_CONFIG_MAX_KEYS];	/* where aiod.ini sets each; 0: not */
+};
+
+/* One key and its effective value, for --dump-config (config_dump.c). */
+struct aiod_config_item {
+	const char *section;
+	const char *key;
+	const char *value;
+	unsigned line;		/* in aiod.ini; 0: the built-in default */
 };
 
 /*
  * Load and validate path. On error returns -errno / -EINVAL and writes one
- * message naming the file, section and key to err (errlen bytes).
+ * message to err (errlen bytes) that starts "path:line:" where the mistake
+ * has a line and names the section and key.
  */
 int aiod_config_load(TALLOC_CTX *mem_ctx, const char *path, struct aiod_config **out,
 		     char *err, size_t errlen);
@@ -85,6 +107,13 @@ int aiod_parse_rate(const char *s, uint64_t *out);
  * need a restart.
  */
 unsigned aiod_config_reload(struct aiod_config *cur, const struct aiod_config *next);
+
+/*
+ * Call fn with every key of cfg in table order, then each stream class's
+ * keys (section "stream.NAME"); stops at the first non-zero return.
+ */
+int aiod_config_visit(const struct aiod_config *cfg,
+		      int (*fn)(const struct aiod_config_item *item, void *priv), void *priv);
 
 /* Write every key with its default as a commented sample (for --print-defaults). */
 void aiod_config_print_defaults(FILE *f);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "config_values.h"
@@ -99,4 +100,12 @@ int aiod_parse_id_list(const char *s, bool groups, uint32_t *ids, unsigned *n, c
 		ids[(*n)++] = (uint32_t)v;
 	}
 	return 0;
+}
+
+uint64_t aiod_phys_mem_bytes(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES);
+	long page_size = sysconf(_SC_PAGESIZE);
+
+	return pages > 0 && page_size > 0 ? (uint64_t)pages * (uint64_t)page_size : 0;
 }

@@ -20,5 +20,7 @@ int aiod_parse_bool(const char *s, bool *out);
  */
 int aiod_parse_id_list(const char *s, bool groups, uint32_t *ids, unsigned *n, char *bad,
 		       size_t badlen);
+/* The machine's RAM in bytes (0 if unknown): [cache] size must fit in it. */
+uint64_t aiod_phys_mem_bytes(void);
 
 #endif

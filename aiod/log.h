@@ -1,5 +1,5 @@
 /*
- * aiod logging: stderr in the foreground, syslog as a daemon.
+ * aiod logging: stderr (or the journal) in the foreground, syslog as a daemon.
  *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -18,7 +18,13 @@ enum aiod_log_level {
 	AIOD_LOG_DEBUG = 4,
 };
 
+/*
+ * foreground: stderr, as "<N>message" when stderr is the journal (systemd's
+ * $JOURNAL_STREAM names it), else with a timestamp; otherwise syslog.
+ */
 void aiod_log_open(bool foreground, int level);
+/* Whether stderr is journald's stream ($JOURNAL_STREAM is stderr's dev:inode). */
+bool aiod_log_stderr_is_journal(void);
 void aiod_log_set_level(int level);
 bool aiod_log_enabled(int level);
 void aiod_log_msg(int level, const char *func, int line, const char *fmt, ...)

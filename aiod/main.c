@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +15,9 @@
 #include <unistd.h>
 
 #include "aiod.h"
+#include "config_dump.h"
 #include "log.h"
+#include "notify.h"
 #include "rtio_size.h"
 #include "region.h"
 #include "listener.h"
@@ -32,7 +35,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: aiod [-c FILE] [-F] [-d LEVEL]\n"
-		"       aiod --print-defaults | --check-config [-c FILE] | --version | --help\n"
+		"       aiod --print-defaults | --check-config [-c FILE] | --dump-config [-c FILE]\n"
+		"       aiod --version | --help\n"
 		"       aiod --calibrate DIR [-c FILE] [--profile OUT] [--calibrate-size SIZE]\n"
 		"\n"
 		"The rtio I/O daemon: serves smbd's vfs_rtio module from a shared, locked\n"
@@ -41,7 +45,9 @@ static void usage(FILE *f)
 		"  -c, --config FILE     configuration (default " AIOD_DEFAULT_CONFIG ")\n"
 		"  -F, --foreground      stay in the foreground, log to stderr\n"
 		"  -d, --debug LEVEL     log level 0..4 (overrides [global] log_level)\n"
-		"      --check-config    validate the configuration and exit\n"
+		"      --check-config    validate the configuration and exit (78 if it is wrong)\n"
+		"      --dump-config     print the effective configuration: every key, its value\n"
+		"                        and where it came from (default, aiod.ini, profile)\n"
 		"      --print-defaults  print every key with its default (a sample aiod.ini)\n"
 		"      --calibrate DIR   measure the device under DIR (random and sequential reads,\n"
 		"                        64K..16M, and parallel reads) and write the profile that\n"
@@ -50,6 +56,28 @@ static void usage(FILE *f)
 		"      --calibrate-size SIZE  test file size (default 1G); --calibrate-seconds S per point\n"
 		"  -V, --version         print the version\n"
 		"  -h, --help            this text\n");
+}
+
+/* A failed notification is worth a line, never worth stopping for. */
+static void notify_or_warn(const char *state)
+{
+	int ret = aiod_notify(state);
+
+	if (ret != 0) {
+		AIOD_WARN("cannot notify systemd ($NOTIFY_SOCKET): %s", strerror(-ret));
+	}
+}
+
+/* STATUS= for systemctl status: what aiod serves, and what just happened. */
+static void notify_status(const struct aiod_ctx *ctx, const char *what)
+{
+	char state[512];
+
+	snprintf(state, sizeof(state), "STATUS=%s: %s, cache %llu MiB, queue depth %u, "
+		 "%u stream classes", what, ctx->cfg->socket_path,
+		 (unsigned long long)(ctx->cfg->cache_size >> 20), ctx->cfg->queue_depth,
+		 ctx->cfg->n_classes);
+	notify_or_warn(state);
 }
 
 static void on_signal(struct tevent_context *ev, struct tevent_signal *se, int signum, int count,
@@ -69,6 +97,8 @@ static void on_signal(struct tevent_context *ev, struct tevent_signal *se, int s
 
 		if (aiod_config_load(ctx, ctx->config_path, &next, err, sizeof(err)) != 0) {
 			AIOD_ERR("reload refused, keeping the running configuration: %s", err);
+			notify_status(ctx, "reload refused (see the log); running with the previous "
+				      "configuration");
 			return;
 		}
 		/* The profile may have been rewritten too: derive again before comparing. */
@@ -80,9 +110,11 @@ static void on_signal(struct tevent_context *ev, struct tevent_signal *se, int s
 		aiod_admission_init(ctx);
 		AIOD_NOTICE("configuration reloaded from %s%s", ctx->config_path,
 			    restart ? " (some changes need a restart, see above)" : "");
+		notify_status(ctx, restart ? "reloaded; some changes need a restart" : "reloaded");
 		return;
 	}
 	AIOD_NOTICE("%s: shutting down", strsignal(signum));
+	notify_or_warn("STOPPING=1\nSTATUS=shutting down");
 	ctx->stopping = true;
 }
 
@@ -156,6 +188,68 @@ static void raise_nofile(const struct aiod_ctx *ctx)
 	}
 }
 
+/* WATCHDOG=1 from the event loop itself: if the loop hangs, the pings stop and systemd acts. */
+struct aiod_watchdog {
+	uint64_t interval_usec;		/* half of what systemd allows */
+};
+
+static void watchdog_ping(struct tevent_context *ev, struct tevent_timer *te, struct timeval now,
+			  void *private_data)
+{
+	struct aiod_watchdog *wd = private_data;
+
+	(void)te;
+	(void)now;
+	notify_or_warn("WATCHDOG=1");
+	if (tevent_add_timer(ev, wd, tevent_timeval_current_ofs(wd->interval_usec / 1000000,
+								wd->interval_usec % 1000000),
+			     watchdog_ping, wd) == NULL) {
+		AIOD_ERR("cannot re-arm the watchdog timer: systemd will restart aiod");
+	}
+}
+
+static int start_watchdog(struct aiod_ctx *ctx)
+{
+	uint64_t usec = aiod_notify_watchdog_usec();
+	struct aiod_watchdog *wd;
+
+	if (usec == 0) {
+		return 0;
+	}
+	wd = talloc(ctx, struct aiod_watchdog);
+	if (wd == NULL) {
+		return -ENOMEM;
+	}
+	wd->interval_usec = usec / 2 > 0 ? usec / 2 : 1;
+	AIOD_INFO("systemd watchdog: a ping every %llu ms", (unsigned long long)wd->interval_usec / 1000);
+	watchdog_ping(ctx->ev, NULL, tevent_timeval_current(), wd);
+	return 0;
+}
+
+/* daemon() changes to /: a relative -c must be made absolute first, or SIGHUP reloads nothing. */
+static const char *absolute_path(TALLOC_CTX *mem, const char *path)
+{
+	char cwd[PATH_MAX];
+
+	if (path[0] == '/') {
+		return path;
+	}
+	if (getcwd(cwd, sizeof(cwd)) == NULL) {
+		return NULL;
+	}
+	return talloc_asprintf(mem, "%s/%s", cwd, path);
+}
+
+/* Into the journal with its priority when that is where stderr goes, else plainly. */
+static void config_error(const char *err)
+{
+	if (aiod_log_stderr_is_journal()) {
+		AIOD_ERR("%s", err);
+	} else {
+		fprintf(stderr, "aiod: %s\n", err);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -170,10 +264,11 @@ int main(int argc, char **argv)
 		{ "profile", required_argument, NULL, 4 },
 		{ "calibrate-size", required_argument, NULL, 5 },
 		{ "calibrate-seconds", required_argument, NULL, 6 },
+		{ "dump-config", no_argument, NULL, 7 },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *config_path = AIOD_DEFAULT_CONFIG;
-	bool foreground = false, check_only = false, config_given = false;
+	bool foreground = false, check_only = false, config_given = false, dump_config = false;
 	const char *calibrate_dir = NULL, *profile_out = NULL;
 	uint64_t calibrate_size = 1ull << 30;
 	double calibrate_seconds = 2.0;
@@ -233,6 +328,9 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 7:
+			dump_config = true;
+			break;
 		default:
 			usage(stderr);
 			return 2;
@@ -251,15 +349,26 @@ int main(int argc, char **argv)
 	}
 	ctx->listen_fd = -1;
 	ctx->region.fd = -1;
-	ctx->config_path = config_path;
+	aiod_log_open(true, AIOD_LOG_NOTICE);	/* until the configuration says otherwise */
+	config_path = ctx->config_path = absolute_path(ctx, config_path);
+	if (config_path == NULL) {
+		fprintf(stderr, "aiod: cannot make -c absolute: %s\n", strerror(errno));
+		talloc_free(ctx);
+		return 1;
+	}
 	if (calibrate_dir != NULL && !config_given && access(config_path, F_OK) != 0) {
 		config_path = NULL;	/* calibrating needs no configuration */
 	}
 	ret = aiod_config_load(ctx, config_path, &ctx->cfg, err, sizeof(err));
 	if (ret != 0) {
-		fprintf(stderr, "aiod: %s\n", err);
+		config_error(err);
 		talloc_free(ctx);
-		return 1;
+		return AIOD_EXIT_CONFIG;
+	}
+	if (dump_config) {
+		ret = aiod_config_dump(ctx, stdout, ctx->cfg, config_path);
+		talloc_free(ctx);
+		return ret == 0 ? 0 : 1;
 	}
 	if (calibrate_dir != NULL) {
 		ret = aiod_calibrate(ctx->cfg, calibrate_dir,
@@ -332,6 +441,16 @@ int main(int argc, char **argv)
 	AIOD_NOTICE("aiod %s ready (pid %d, config %s, queue depth %u, max I/O %u KiB)",
 		    AIOD_VERSION, (int)getpid(), config_path, ctx->cfg->queue_depth,
 		    ctx->cfg->max_io >> 10);
+	/* Only now: smbd (ordered after aiod) can connect the moment systemd lets it start. */
+	notify_or_warn("READY=1");
+	notify_status(ctx, "serving");
+	if (start_watchdog(ctx) != 0) {
+		AIOD_ERR("out of memory");
+		aiod_listener_stop(ctx);
+		aiod_region_destroy(&ctx->region);
+		talloc_free(ctx);
+		return 1;
+	}
 
 	while (!ctx->stopping) {
 		if (tevent_loop_once(ctx->ev) != 0) {

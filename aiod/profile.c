@@ -7,11 +7,11 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <errno.h>
-#include <iniparser.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ini.h"
 #include "profile.h"
 
 /* A whole decimal number within [min, max], nothing after it. */
@@ -73,22 +73,19 @@ static struct aiod_profile_point *point_of(struct aiod_profile *p, uint32_t size
  * Every "size = bytes/s" of sec: [random] and [sequential] hold request
  * sizes, [parallel] holds "size" and in-flight counts.
  */
-static int load_section(dictionary *d, const char *sec, struct aiod_profile *p, const char *path,
-			char *err, size_t errlen)
+static int load_section(const struct aiod_ini *ini, const char *sec, struct aiod_profile *p,
+			const char *path, char *err, size_t errlen)
 {
-	int n = iniparser_getsecnkeys(d, sec);
-	const char *names[64];
+	const struct aiod_ini_section *s = aiod_ini_section(ini, sec);
+	unsigned n = s != NULL ? s->nkeys : 0;
 
-	if (n <= 0) {
-		return 0;
-	}
-	if (n > 64 || iniparser_getseckeys(d, sec, names) == NULL) {
+	if (n > 64) {
 		snprintf(err, errlen, "%s: [%s]: more than 64 keys", path, sec);
 		return -EINVAL;
 	}
-	for (int i = 0; i < n; i++) {
-		const char *key = strchr(names[i], ':') + 1;	/* "section:key" */
-		const char *val = iniparser_getstring(d, names[i], NULL);
+	for (unsigned i = 0; i < n; i++) {
+		const char *key = s->keys[i].name;
+		const char *val = s->keys[i].value;
 		uint64_t k, v;
 
 		if (strcmp(sec, "parallel") == 0 && strcmp(key, "size") == 0) {
@@ -141,14 +138,12 @@ static int load_section(dictionary *d, const char *sec, struct aiod_profile *p, 
 }
 
 /* sec:key as a whole number in [min, max]; def when absent. */
-static int header_uint(dictionary *d, const char *sec, const char *key, uint64_t min, uint64_t max,
-		       uint64_t def, uint64_t *out, const char *path, char *err, size_t errlen)
+static int header_uint(const struct aiod_ini *d, const char *sec, const char *key, uint64_t min,
+		       uint64_t max, uint64_t def, uint64_t *out, const char *path, char *err,
+		       size_t errlen)
 {
-	char k[64];
-	const char *s;
+	const char *s = aiod_ini_get(d, sec, key);
 
-	snprintf(k, sizeof(k), "%s:%s", sec, key);
-	s = iniparser_getstring(d, k, NULL);
 	*out = def;
 	if (s != NULL && parse_uint(s, min, max, out) != 0) {
 		snprintf(err, errlen, "%s: [%s] %s = '%s': expected a whole number %llu..%llu", path,
@@ -158,9 +153,17 @@ static int header_uint(dictionary *d, const char *sec, const char *key, uint64_t
 	return 0;
 }
 
+/* [device] key as a number, 0 when absent or garbled: they only describe the run. */
+static double header_double(const struct aiod_ini *d, const char *key)
+{
+	const char *s = aiod_ini_get(d, "device", key);
+
+	return s != NULL ? strtod(s, NULL) : 0;
+}
+
 /* [profile] and [device]: the version and the scalars. */
-static int load_header(dictionary *d, struct aiod_profile *p, const char *path, char *err,
-		       size_t errlen)
+static int load_header(const struct aiod_ini *d, struct aiod_profile *p, const char *path,
+		       char *err, size_t errlen)
 {
 	uint64_t version, request_us;
 	const char *dir;
@@ -181,17 +184,10 @@ static int load_header(dictionary *d, struct aiod_profile *p, const char *path, 
 	}
 	p->version = (unsigned)version;
 	p->request_us = (uint32_t)request_us;
-	p->seconds_per_point = iniparser_getdouble(d, "device:seconds_per_point", 0);
-	p->seconds_total = iniparser_getdouble(d, "device:seconds_total", 0);
-	dir = iniparser_getstring(d, "device:dir", NULL);
+	p->seconds_per_point = header_double(d, "seconds_per_point");
+	p->seconds_total = header_double(d, "seconds_total");
+	dir = aiod_ini_get(d, "device", "dir");
 	p->dir = dir != NULL ? talloc_strdup(p, dir) : NULL;
-	return 0;
-}
-
-/* iniparser's own complaints would echo a garbled file's bytes: our message says enough. */
-static int quiet(const char *fmt, ...)
-{
-	(void)fmt;
 	return 0;
 }
 
@@ -200,36 +196,28 @@ int aiod_profile_load(TALLOC_CTX *mem, const char *path, struct aiod_profile **o
 {
 	static const char *const sections[] = { "random", "sequential", "parallel" };
 	struct aiod_profile *p;
-	dictionary *d;
-	FILE *f;
-	int ret = 0;
+	struct aiod_ini *d;
+	int ret;
 
 	*out = NULL;
-	f = fopen(path, "r");
-	if (f == NULL) {
-		ret = -errno;
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return ret;
+	ret = aiod_ini_load(mem, path, &d, err, errlen);
+	if (ret == -EINVAL) {
+		size_t n = strlen(err);
+		snprintf(err + n, errlen - n, " (rewrite it with aiod --calibrate DIR)");
 	}
-	fclose(f);
-	iniparser_set_error_callback(quiet);
-	d = iniparser_load(path);
-	iniparser_set_error_callback(NULL);	/* back to stderr for aiod.ini */
-	if (d == NULL) {
-		snprintf(err, errlen, "%s: not an ini file (rewrite it with aiod --calibrate DIR)",
-			 path);
-		return -EINVAL;
+	if (ret != 0) {
+		return ret;
 	}
 	p = talloc_zero(mem, struct aiod_profile);
 	if (p == NULL) {
-		iniparser_freedict(d);
+		talloc_free(d);
 		return -ENOMEM;
 	}
 	ret = load_header(d, p, path, err, errlen);
 	for (unsigned i = 0; i < 3 && ret == 0; i++) {
 		ret = load_section(d, sections[i], p, path, err, errlen);
 	}
-	iniparser_freedict(d);
+	talloc_free(d);
 	if (ret == 0 && aiod_profile_random_Bps(p, UINT32_MAX) == 0) {
 		snprintf(err, errlen, "%s: no [random] measurement (rewrite it with aiod --calibrate "
 			 "DIR)", path);

@@ -206,6 +206,15 @@ void aiod_tuning_setup(TALLOC_CTX *mem, struct aiod_config *cfg, uint32_t runnin
 	ret = aiod_profile_load(mem, cfg->admission_profile, profile, err, sizeof(err));
 	if (ret == -ENOENT && !aiod_config_is_set(cfg, "admission", "profile")) {
 		/* Never calibrated: normal, and the line below says "no profile". */
+	} else if (ret == -ENOENT) {
+		/*
+		 * Named in aiod.ini but not there: still a warning, not an error,
+		 * because it is the state of every server between installation and
+		 * its first aiod --calibrate, which writes exactly this file.
+		 */
+		AIOD_WARN("device profile %s does not exist: not calibrated yet (aiod --calibrate "
+			  "DIR writes it); built-in settings until then",
+			  cfg->admission_profile);
 	} else if (ret != 0) {
 		AIOD_WARN("device profile: %s; built-in settings where aiod.ini sets none", err);
 	} else if ((*profile)->version > AIOD_PROFILE_VERSION) {

@@ -16,7 +16,7 @@ log() { echo "deps: $*"; }
 BACKPORTS_PKGS="samba smbclient samba-vfs-modules samba-testsuite libsmbclient-dev libtalloc-dev libtevent-dev"
 # From bookworm: build tools, test libs, what Samba's configure/header generation needs,
 # the fio build, FUSE for the emulated disk, clang for the fuzzer, plotting.
-BOOKWORM_PKGS="build-essential pkg-config dpkg-dev xz-utils liburing-dev libiniparser-dev libcmocka-dev fio \
+BOOKWORM_PKGS="build-essential pkg-config dpkg-dev xz-utils liburing-dev libcmocka-dev fio \
  flex bison libparse-yapp-perl libkrb5-dev libgnutls28-dev python3 python3-dev zlib1g-dev libpopt-dev \
  libjansson-dev libtasn1-bin libtasn1-6-dev libreadline-dev perl \
  clang libclang-rt-14-dev libfuse3-dev fuse3 e2fsprogs python3-matplotlib procps psmisc util-linux iproute2 \

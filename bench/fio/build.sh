@@ -41,12 +41,12 @@ $CC $CFLAGS -o "$OUT/hit_rtt" bench/fio/hit_rtt.c $CLIENT $(pkg-config --libs ta
 
 built="$OUT/rtio_engine.so $OUT/hit_rtt"
 if [ "${BUILD_AIOD:-1}" = 1 ]; then
-	AFLAGS="$CFLAGS -Iaiod -I/usr/include/iniparser $(pkg-config --cflags tevent liburing)"
+	AFLAGS="$CFLAGS -Iaiod $(pkg-config --cflags tevent liburing)"
 	# aiod/ is edited concurrently: a tree that does not build right now
 	# leaves the previous binary in place, loudly (BUILD_AIOD=0 skips this).
 	# shellcheck disable=SC2086
 	if $CC $AFLAGS -o "$OUT/aiod.new" aiod/*.c common/rtio_proto.c common/rtio_qos.c common/rtio_sock.c common/rtio_queue.c common/rtio_size.c \
-		$(pkg-config --libs talloc tevent liburing) -liniparser -lm -lpthread &&
+		$(pkg-config --libs talloc tevent liburing) -lm -lpthread &&
 	   $CC $CFLAGS -o "$OUT/aiodctl.new" tools/aiodctl.c $CLIENT $(pkg-config --libs talloc); then
 		mv "$OUT/aiod.new" "$OUT/aiod"
 		mv "$OUT/aiodctl.new" "$OUT/aiodctl"

@@ -70,18 +70,21 @@ t_aiod_roundtrip() {
 	done
 }
 
-# Configuration errors name the file and the key; aiod refuses to start.
+# Configuration errors name the file, line and key; aiod refuses to start
+# with exit status 78 (EX_CONFIG, which the unit's RestartPreventExitStatus names).
 t_aiod_config_errors() {
-	local bad=$IT_T/bad.ini out
+	local bad=$IT_T/bad.ini out rc
 	printf '[cache]\nblock_size = 3M\n' > "$bad"
-	if out=$("$BUILD/aiod" -c "$bad" --check-config 2>&1); then
-		echo "accepted a bad block_size"; return 1
-	fi
-	echo "$out" | grep -q "$bad: \[cache\] block_size"
+	out=$("$BUILD/aiod" -c "$bad" --check-config 2>&1) && { echo "accepted a bad block_size"; return 1; }
+	echo "$out" | grep -q "$bad:2: \[cache\] block_size"
 	printf '[engine]\nqueue_deepth = 4\n' > "$bad"
-	out=$("$BUILD/aiod" -c "$bad" -F 2>&1) && { echo "started with a typo"; return 1; }
-	echo "$out" | grep -q "unknown key 'queue_deepth'"
+	rc=0
+	out=$("$BUILD/aiod" -c "$bad" -F 2>&1) || rc=$?
+	[ "$rc" = 78 ] || { echo "a typo: exit $rc, not 78"; return 1; }
+	echo "$out" | grep -q "$bad:2: unknown key 'queue_deepth'"
 	"$BUILD/aiod" -c "$IT_T/aiod.ini" --check-config
+	# --dump-config says where each value came from
+	"$BUILD/aiod" -c "$IT_T/aiod.ini" --dump-config | grep -q "^size = 64M	; $IT_T/aiod.ini:[0-9]*$"
 	# The sample configuration is exactly the built-in defaults.
 	diff <("$BUILD/aiod" --print-defaults) "$IT_ROOT/conf/aiod.ini"
 }
@@ -146,10 +149,10 @@ t_aiod_sigterm() {
 t_aiod_admission() {
 	local ini=$IT_T/adm.ini sock=$IT_T/adm/aiod.sock pid rc=0
 	mkdir -p "$IT_T/adm" "$IT_T/data/adm"
-	sed "s|^socket_path = .*|socket_path = $sock|" "$IT_T/aiod.ini" > "$ini"
 	# 3 x 12.5 MB/s fit in 40 MB/s minus 5 % headroom; 4 do not.
-	printf '\n[admission]\nmode = refuse\ncapacity = 40000000\nheadroom_pct = 5\n' >> "$ini"
-	printf '\n[stream.hd]\nmatch = *.mxf\nbitrate = 100M\n' >> "$ini"
+	it_ini_merge "$(sed "s|^socket_path = .*|socket_path = $sock|" "$IT_T/aiod.ini")" \
+		"$(printf '[admission]\nmode = refuse\ncapacity = 40000000\nheadroom_pct = 5\n[stream.hd]\nmatch = *.mxf\nbitrate = 100M\n')" \
+		> "$ini"
 	"$BUILD/aiod" -c "$ini" -F -d 3 > "$IT_T/log/aiod-adm.log" 2>&1 &
 	pid=$!
 	it_track "$pid"

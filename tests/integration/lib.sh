@@ -487,6 +487,36 @@ it_finish() {
 # for tests that need settings the shared instance must not have. Sets
 # PRIV_DIR, PRIV_SOCK, PRIV_AIOD_PID, PRIV_SMBD_PID; both are tracked, so
 # teardown stops them even if the test does not.
+# it_ini_merge BASE EXTRA: the ini text BASE with EXTRA's keys merged into
+# its sections (a key EXTRA sets replaces BASE's; new sections go last).
+# aiod.ini takes each section and each key once, so a test's additions
+# cannot simply be appended.
+it_ini_merge() {
+	EXTRA=$2 awk '
+	function key(l) { sub(/[ \t]*=.*/, "", l); sub(/^[ \t]+/, "", l); return tolower(l) }
+	function sec(l) { sub(/^[ \t]*\[[ \t]*/, "", l); sub(/[ \t]*\].*$/, "", l); return tolower(l) }
+	function blank(l) { return l ~ /^[ \t]*($|[;#])/ }
+	function flush(s,   i) { for (i = 1; i <= n[s]; i++) print line[s, i] }
+	BEGIN {
+		m = split(ENVIRON["EXTRA"], el, "\n")
+		for (i = 1; i <= m; i++) {
+			if (el[i] ~ /^[ \t]*\[/) {
+				cur = sec(el[i])
+				if (!(cur in hdr)) { order[++ns] = cur; hdr[cur] = el[i] }
+			} else if (!blank(el[i]) && cur != "") {
+				line[cur, ++n[cur]] = el[i]; ext[cur, key(el[i])] = 1
+			}
+		}
+	}
+	/^[ \t]*\[/ { flush(cs); cs = sec($0); inbase[cs] = 1; print; next }
+	cs != "" && !blank($0) && ((cs, key($0)) in ext) { next }
+	{ print }
+	END {
+		flush(cs)
+		for (i = 1; i <= ns; i++) if (!(order[i] in inbase)) { print hdr[order[i]]; flush(order[i]) }
+	}' <<< "$1"
+}
+
 it_private() {
 	local name=$1 port=$2 aiod_extra=$3 share_extra=$4 global_extra=$5
 	PRIV_DIR=$IT_T/$name
@@ -495,8 +525,9 @@ it_private() {
 	mkdir -p "$PRIV_DIR"/{aiod,share}
 	chmod 777 "$PRIV_DIR/share"
 	# no device profile: the machine's own (/var/lib/aiod) must not change the settings
-	printf '[global]\nsocket_path = %s\n[cache]\nsize = %s\nmlock = no\n[admission]\nprofile = %s\n%b\n' \
-		"$PRIV_SOCK" "${PRIV_CACHE:-64M}" "$PRIV_DIR/no-device.profile" "$aiod_extra" > "$PRIV_DIR/aiod.ini"
+	it_ini_merge "$(printf '[global]\nsocket_path = %s\n[cache]\nsize = %s\nmlock = no\n[admission]\nprofile = %s\n' \
+		"$PRIV_SOCK" "${PRIV_CACHE:-64M}" "$PRIV_DIR/no-device.profile")" "$(printf '%b' "$aiod_extra")" \
+		> "$PRIV_DIR/aiod.ini"
 	rtio_smb_global "$PRIV_DIR" "$port" > "$PRIV_DIR/smb.conf"
 	cat >> "$PRIV_DIR/smb.conf" <<EOT
 $(printf '%b' "$global_extra")

@@ -260,7 +260,7 @@ static void test_tuning_garbled_profile_names_file_and_key(void **state)
 	} bad[] = {
 		{ "[random]\n65536 = fast\n", "[random] 65536 = 'fast'" },
 		{ "[random]\n65536 = -4\n", "[random] 65536 = '-4'" },
-		{ "[random]\n64K = 1000\n", "[random] '64k'" },
+		{ "[random]\n64K = 1000\n", "[random] '64K'" },	/* named as written */
 		{ "[sequential]\n65536 = 1e99\n", "[sequential] 65536" },
 		{ "[profile]\nversion = two\n[random]\n65536 = 1\n", "[profile] version" },
 		{ "[device]\nrequest_us = 12.5\n[random]\n65536 = 1\n", "[device] request_us" },
