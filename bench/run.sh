@@ -7,7 +7,9 @@
 #   RT_ARGS="--scenario together --bitrates 100M" make bench   options for rt/run.sh
 #
 #   fio  bench/fio/run.sh   fio's io_uring engine directly vs fio through aiod
-#   mixed bench/mixed/run.sh random reads of 4x aiod's cache, direct vs aiod (issue 12)
+#   mixed bench/mixed/run.sh random reads of 4x aiod's cache, direct vs aiod (issue 12),
+#         then bench/mixed/smallfiles.sh (5,000 small files over SMB) and
+#         bench/mixed/manyconn.sh (200 clients at once over SMB)
 #   smb  bench/smb/run.sh   smbclient get/put: plain vs io_uring vs rtio shares
 #   rt   bench/rt/run.sh    paced video streams on an emulated disk (issues 5, 11)
 #
@@ -23,7 +25,9 @@ for b in ${BENCH:-fio mixed smb rt}; do
 	fio) make -C "$here/.." --no-print-directory BUILD="$BUILD" \
 		"$BUILD/fio/rtio_engine.so" "$BUILD/fio/hit_rtt" && "$here/fio/run.sh" || status=1 ;;
 	mixed) make -C "$here/.." --no-print-directory BUILD="$BUILD" \
-		"$BUILD/fio/rtio_engine.so" && "$here/mixed/run.sh" || status=1 ;;
+		"$BUILD/fio/rtio_engine.so" && "$here/mixed/run.sh" || status=1
+		"$here/mixed/smallfiles.sh" || status=1
+		"$here/mixed/manyconn.sh" || status=1 ;;
 	smb) "$here/smb/run.sh" || status=1 ;;
 	rt) read -r -a rt_args <<< "${RT_ARGS:-}"	# options for rt/run.sh, split on spaces
 		"$here/rt/run.sh" "${rt_args[@]}" || status=1 ;;

@@ -13,15 +13,10 @@
 #        tree, default 50), SF_CACHE (aiod's [cache] size, default 1G; the
 #        README says 8G), SF_SEED (file sizes, default 1)
 #
-# The shares:
-#   plain  no VFS module
-#   rtio   vfs objects = rtio with aiod as README.md sets it up for streams
-#          ("Real-time streams in three settings": [cache] direct_io = yes,
-#          a stream class on *.mxf, and, without a calibration profile,
-#          [readahead] io_size = 16M, [engine] queue_depth = 2), the module's
-#          defaults: files below rtio:register min size (1M) are smbd's alone
-#   rtio0  the same with rtio:register min size = 0: every file registered
-#          with aiod at open, as before that option existed
+# The shares: plain, rtio (the README's settings, module defaults: files below
+# rtio:register min size (1M) are smbd's alone) and rtio0 (every file
+# registered with aiod at open, as before that option existed); lib.sh has
+# the exact settings.
 #
 # Each phase is one smbclient connection (one smbd child); between phases the
 # dirty data is synced (outside the timing), so each phase starts clean and
@@ -37,110 +32,26 @@
 # Copyright (C) 2026 rtio developers
 # SPDX-License-Identifier: GPL-3.0-or-later
 set -u
+NAME=smallfiles
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-# shellcheck source=../../scripts/smbconf.sh
-. "$root/scripts/smbconf.sh"
-# shellcheck source=../../scripts/proc.sh
-. "$root/scripts/proc.sh"
-BUILD=${BUILD:-$root/build}
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+root=$mixed_root
 RUNS=${1:-5}
 FILES=${2:-5000}
 CONFIGS=${SF_CONFIGS:-plain rtio rtio0}
 DIRS=${SF_DIRS:-50}
 CACHE=${SF_CACHE:-1G}
 SEED=${SF_SEED:-1}
-USER_NAME=rtiotest
-PASS=rtio-Bench-pw1
 PHASES="write read delete"
 
-die() { echo "bench/mixed/smallfiles: $*" >&2; exit 1; }
-[ "$(id -u)" = 0 ] || die "must run as root (starts smbd, adds the bench user)"
-[ -x "$BUILD/aiod" ] && [ -x "$BUILD/aiodctl" ] || die "$BUILD/aiod, aiodctl not built: run make"
-command -v smbclient > /dev/null || die "smbclient not installed: run make deps"
-smbd -b | grep -q MODULESDIR || die "smbd not installed: run make deps"
-[ -f "$(smbd -b | sed -n 's/^ *MODULESDIR: *//p')/vfs/rtio.so" ] ||
-	die "rtio.so not installed: run make install-module"
+mixed_need_root_tools
 [ "$RUNS" -ge 1 ] && [ "$FILES" -ge 1 ] || die "usage: smallfiles.sh [RUNS [FILES]]"
-
-free_port() {
-	local p
-	for ((p = $1; p <= $2; p++)); do
-		if ! ss -Htln "sport = :$p" | grep -q .; then
-			echo "$p"
-			return 0
-		fi
-	done
-	return 1
-}
-PORT=${BENCH_PORT:-$(free_port 4460 4474)} || die "no free TCP port in 4460..4474 (set BENCH_PORT)"
-
-T=$(mktemp -d "${BENCH_DIR:-/var/tmp}/rtio-smallfiles.XXXXXX") || die "mktemp failed"
-chmod 755 "$T"
-SMBD_PID=""
-AIOD_PID=""
-cleanup() {
-	local p
-	for p in $SMBD_PID $AIOD_PID; do
-		kill -TERM "$p" 2>/dev/null
-	done
-	for p in $SMBD_PID $AIOD_PID; do
-		wait "$p" 2>/dev/null
-	done
-	rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-rtio_smb_dirs "$T"
-mkdir -p "$T"/{aiod,log,got}
-for c in $CONFIGS; do
-	case $c in
-	plain | rtio | rtio0) mkdir -p "$T/share/$c" ;;
-	*) die "unknown configuration '$c' (plain, rtio, rtio0)" ;;
-	esac
-done
-id "$USER_NAME" > /dev/null 2>&1 || useradd --system --no-create-home "$USER_NAME" ||
-	die "cannot create user $USER_NAME"
-chown "$USER_NAME" "$T"/share/*
-
-# README.md's settings; no device profile (the machine's own would change them)
-cat > "$T/aiod.ini" <<EOF
-[global]
-socket_path = $T/aiod/aiod.sock
-
-[cache]
-size = $CACHE
-direct_io = yes
-
-[readahead]
-io_size = 16M
-
-[engine]
-queue_depth = 2
-
-[admission]
-profile = $T/no-device.profile
-
-[stream.hd]
-match = *.mxf
-bitrate = 100M
-prebuffer_ms = 1000
-EOF
-rtio_smb_global "$T" "$PORT" > "$T/smb.conf"
-{
-	printf '\tlog level = 0\n'
-	for c in $CONFIGS; do
-		printf '[%s]\n\tpath = %s\n\tread only = no\n' "$c" "$T/share/$c"
-		case $c in
-		rtio) printf '\tvfs objects = rtio\n\trtio:socket = %s\n' "$T/aiod/aiod.sock" ;;
-		rtio0) printf '\tvfs objects = rtio\n\trtio:socket = %s\n\trtio:register min size = 0\n' \
-			"$T/aiod/aiod.sock" ;;
-		esac
-	done
-} >> "$T/smb.conf"
-printf '%s\n%s\n' "$PASS" "$PASS" | smbpasswd -c "$T/smb.conf" -a -s "$USER_NAME" > /dev/null ||
-	die "smbpasswd failed"
+PORT=$(mixed_port)
+mixed_tmp
+mkdir -p "$T/got"
+mixed_aiod_ini "$CACHE"
+mixed_smb_conf "$PORT" $CONFIGS
 
 # The tree: DIRS directories of FILES files in all, sizes uniform in 4..64 KiB.
 echo "bench/mixed/smallfiles: making $FILES files in $DIRS directories"
@@ -160,49 +71,8 @@ print("bench/mixed/smallfiles: %d files, %.1f MiB" % (files, total / 1048576.0))
 EOF
 TREE_MIB=$(du -s --block-size=1M --apparent-size "$T/src/tree" | cut -f1)
 sync
-
-"$BUILD/aiod" -c "$T/aiod.ini" -F >> "$T/log/aiod.log" 2>&1 &
-AIOD_PID=$!
-for _ in $(seq 100); do [ -S "$T/aiod/aiod.sock" ] && break; sleep 0.1; done
-[ -S "$T/aiod/aiod.sock" ] || die "aiod did not start: $(tail -3 "$T/log/aiod.log")"
-smbd -F --debug-stdout -s "$T/smb.conf" > "$T/log/smbd.log" 2>&1 &
-SMBD_PID=$!
-for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/"$PORT") 2>/dev/null && break; sleep 0.1; done
-rtio_alive "$SMBD_PID" || die "smbd did not start: $(tail -3 "$T/log/smbd.log")"
-
+mixed_start
 HZ=$(getconf CLK_TCK)
-# smbd's process group: utime + stime (+ reaped children's) of each member, in ticks
-group_pids() { ps -e -o pid=,pgid= | awk -v g="$SMBD_PID" '$2 == g {print $1}'; }
-smbd_ticks() {
-	local p sum=0 t
-	for p in $(group_pids); do
-		t=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$p/stat" 2>/dev/null) || continue
-		sum=$((sum + ${t:-0}))
-	done
-	echo "$sum"
-}
-# aiod's CPU counts for the shares that use it only
-aiod_ticks() {
-	[ "$1" = plain ] && { echo 0; return; }
-	awk '{print $14 + $15 + $16 + $17}' "/proc/$AIOD_PID/stat" 2>/dev/null || echo 0
-}
-aiod_stat() { "$BUILD/aiodctl" -s "$T/aiod/aiod.sock" stats | awk -F= -v k="$1" '$1 == k {print $2}'; }
-# Wait until the connection's smbd child is gone (reaped: its CPU is the
-# parent's now). A helper smbd started meanwhile becomes part of the baseline.
-settle() {
-	local n=100 now
-	while now=$(group_pids | wc -l) && [ "$now" -gt "$BASE_PROCS" ] && [ $n -gt 0 ]; do
-		sleep 0.05
-		n=$((n - 1))
-	done
-	if [ "$now" -gt "$BASE_PROCS" ]; then
-		echo "bench/mixed/smallfiles: smbd has $now processes, not $BASE_PROCS, after 5 s:" \
-			"counting them from now on" >&2
-		BASE_PROCS=$now
-	fi
-}
-sleep 1
-BASE_PROCS=$(group_pids | wc -l)	# smbd and its helpers (notifyd, cleanupd)
 
 phase_cmd() {
 	case $1 in
@@ -212,7 +82,6 @@ phase_cmd() {
 	esac
 }
 
-calc() { awk "BEGIN { printf \"%.6f\", $1 }"; }
 out=$T/results.jsonl
 load0=$(cut -d' ' -f1 /proc/loadavg)
 for r in $(seq "$RUNS"); do
@@ -223,20 +92,20 @@ for r in $(seq "$RUNS"); do
 		rm -rf "${T:?}/got" && mkdir -p "$T/got"
 		for ph in $PHASES; do
 			sync
-			settle
-			s0=$(smbd_ticks)
-			a0=$(aiod_ticks "$c")
-			q0=$(aiod_stat requests)
+			mixed_settle
+			s0=$(mixed_smbd_ticks)
+			a0=$(mixed_aiod_ticks "$c")
+			q0=$(mixed_aiod_stat requests)
 			t0=$(date +%s.%N)
 			smbclient "//127.0.0.1/$c" -p "$PORT" -U "$USER_NAME%$PASS" \
 				--option='client min protocol=SMB3' -c "$(phase_cmd "$ph")" \
 				> "$T/log/client.out" 2>&1 ||
 				die "smbclient $c $ph failed: $(tail -3 "$T/log/client.out")"
 			t1=$(date +%s.%N)
-			settle
-			s1=$(smbd_ticks)
-			a1=$(aiod_ticks "$c")
-			q1=$(aiod_stat requests)
+			mixed_settle
+			s1=$(mixed_smbd_ticks)
+			a1=$(mixed_aiod_ticks "$c")
+			q1=$(mixed_aiod_stat requests)
 			case $ph in
 			write)
 				n=$(find "$T/share/$c/tree" -type f | wc -l)
@@ -255,15 +124,15 @@ for r in $(seq "$RUNS"); do
 				;;
 			esac
 			printf '{"run":%d,"config":"%s","phase":"%s","files":%d,"seconds":%s,"smbd_cpu":%s,"aiod_cpu":%s,"aiod_requests":%d,"load":"%s"}\n' \
-				"$r" "$c" "$ph" "$FILES" "$(calc "$t1 - $t0")" "$(calc "($s1 - $s0) / $HZ")" \
-				"$(calc "($a1 - $a0) / $HZ")" "$((q1 - q0))" "$(cut -d' ' -f1 /proc/loadavg)" >> "$out"
+				"$r" "$c" "$ph" "$FILES" "$(mixed_calc "$t1 - $t0")" "$(mixed_calc "($s1 - $s0) / $HZ")" \
+				"$(mixed_calc "($a1 - $a0) / $HZ")" "$((q1 - q0))" "$(cut -d' ' -f1 /proc/loadavg)" >> "$out"
 			tail -n 1 "$out"
 		done
 	done
 done
 load1=$(cut -d' ' -f1 /proc/loadavg)
 
-stamp=$(date -u +%Y-%m-%d-%H%M)
+stamp=$(date -u +%Y-%m-%d-%H%M%S)
 mkdir -p "$root/bench/results"
 command="bench/mixed/smallfiles.sh $RUNS $FILES"
 [ -n "${SF_CONFIGS:-}" ] && command="SF_CONFIGS=\"$SF_CONFIGS\" $command"

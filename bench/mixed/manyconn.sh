@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# Many clients at once (issue 12, part 4): CLIENTS concurrent SMB connections
+# (one rtio-stream --greedy process each, so one smbd each), every one
+# reading its own FILE_MIB file sequentially in 1 MiB reads for DURATION
+# seconds, through a plain share and through an rtio share of one private
+# smbd, interleaved (order rotated each round), RUNS times after one
+# uncounted warm-up round per share. Reports per share: clients that
+# finished without an error, total MB/s, server CPU seconds per GiB (smbd's
+# process group and aiod), and aiod's sessions during the run (how many of
+# them had to use socket pairs: aiod started by hand has no CAP_SYS_RESOURCE).
+# Writes bench/results/manyconn-<date>.{md,json}.
+#
+#   bench/mixed/manyconn.sh [RUNS [CLIENTS [DURATION]]]   (defaults 5, 200, 30)
+#   env: BUILD, BENCH_PORT, BENCH_DIR (as lib.sh says), MC_FILE_MIB (16),
+#        MC_CACHE (aiod's [cache] size, default 4G: holds every file, as
+#        the README's 8G would on a server), MC_CONFIGS ("plain rtio")
+#
+# Copyright (C) 2026 rtio developers
+# SPDX-License-Identifier: GPL-3.0-or-later
+set -u
+NAME=manyconn
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+RUNS=${1:-5}
+CLIENTS=${2:-200}
+DURATION=${3:-30}
+FILE_MIB=${MC_FILE_MIB:-16}
+CACHE=${MC_CACHE:-4G}
+CONFIGS=${MC_CONFIGS:-plain rtio}
+STREAM=$BUILD/rtio-stream
+
+mixed_need_root_tools
+[ -x "$STREAM" ] || die "$STREAM not built: run make"
+[ "$RUNS" -ge 1 ] && [ "$CLIENTS" -ge 1 ] && [ "$DURATION" -ge 1 ] ||
+	die "usage: manyconn.sh [RUNS [CLIENTS [DURATION]]]"
+PORT=$(mixed_port)
+mixed_tmp
+mixed_aiod_ini "$CACHE"
+mixed_smb_conf "$PORT" $CONFIGS
+# smbd's own limit on open files is per process; nothing to raise for CLIENTS processes.
+
+echo "bench/mixed/$NAME: $CLIENTS files of $FILE_MIB MiB"
+first=""
+for c in $CONFIGS; do
+	if [ -z "$first" ]; then
+		first=$c
+		for i in $(seq -w 1 "$CLIENTS"); do
+			head -c $((FILE_MIB << 20)) /dev/urandom > "$T/share/$c/f$i.bin" ||
+				die "cannot write the test files"
+		done
+	else
+		# the same bytes: hard links, one copy on the disk
+		for i in $(seq -w 1 "$CLIENTS"); do ln "$T/share/$first/f$i.bin" "$T/share/$c/f$i.bin"; done
+	fi
+done
+sync
+mixed_start
+
+HZ=$(getconf CLK_TCK)
+out=$T/results.jsonl
+
+# One round: CLIENTS readers of share $1 for $2 seconds; prints a JSON line.
+round() {
+	local c=$1 secs=$2 i pids=() s0 s1 a0 a1 sess=0 t0 t1
+	rm -f "$T"/log/client.*
+	mixed_settle 400
+	s0=$(mixed_smbd_ticks)
+	a0=$(mixed_aiod_ticks "$c")
+	t0=$(date +%s.%N)
+	for i in $(seq -w 1 "$CLIENTS"); do
+		"$STREAM" --url "smb://127.0.0.1:$PORT/$c/f$i.bin" --user "$USER_NAME%$PASS" \
+			--greedy --chunk 1M --duration "$secs" > "$T/log/client.$i" 2>&1 &
+		pids+=($!)
+	done
+	MIXED_EXTRA_PIDS="${pids[*]}"
+	sleep "$(mixed_calc "$secs / 2")"
+	[ "$c" = plain ] || sess=$(mixed_aiod_stat sessions)
+	wait "${pids[@]}" 2>/dev/null
+	MIXED_EXTRA_PIDS=""
+	t1=$(date +%s.%N)
+	mixed_settle 400
+	s1=$(mixed_smbd_ticks)
+	a1=$(mixed_aiod_ticks "$c")
+	/usr/bin/python3 - "$T/log" "$c" "$CLIENTS" "$(mixed_calc "$t1 - $t0")" \
+		"$(mixed_calc "($s1 - $s0) / $HZ")" "$(mixed_calc "($a1 - $a0) / $HZ")" "${sess:-0}" \
+		"$(grep -c "use a socket pair instead" "$T/log/aiod.log")" \
+		"$(cut -d' ' -f1 /proc/loadavg)" <<'PY'
+import glob, json, sys
+logdir, config, clients, wall, smbd_cpu, aiod_cpu, sessions, sockq_lines, load = sys.argv[1:10]
+ok = errors = 0
+nbytes = 0
+rate = 0.0
+first_error = None
+for path in sorted(glob.glob(logdir + "/client.*")):
+    text = open(path).read().strip().splitlines()
+    try:
+        r = json.loads(text[-1])
+    except (IndexError, ValueError):
+        errors += 1
+        first_error = first_error or "%s: no result: %s" % (path, " ".join(text)[-200:])
+        continue
+    if r.get("error") or r.get("interrupted"):
+        errors += 1
+        first_error = first_error or "%s: %s" % (path, r.get("error"))
+        continue
+    ok += 1
+    nbytes += r["bytes"]
+    rate += r["bytes"] / r["elapsed_s"] / 1e6
+missing = int(clients) - ok - errors
+print(json.dumps({"config": config, "clients": int(clients), "ok": ok, "errors": errors + missing,
+                  "first_error": first_error, "bytes": nbytes, "mb_per_s": round(rate, 1),
+                  "wall_s": float(wall), "smbd_cpu": float(smbd_cpu), "aiod_cpu": float(aiod_cpu),
+                  "cpu_s_per_gib": round((float(smbd_cpu) + float(aiod_cpu)) / (nbytes / 2**30), 3)
+                  if nbytes else None,
+                  "aiod_sessions": int(sessions), "socket_pair_log_lines": int(sockq_lines),
+                  "load": load}))
+PY
+}
+
+for c in $CONFIGS; do
+	echo "bench/mixed/$NAME: warm-up, $c"
+	round "$c" $((DURATION / 3 > 5 ? DURATION / 3 : 5)) > /dev/null
+done
+load0=$(cut -d' ' -f1 /proc/loadavg)
+for r in $(seq "$RUNS"); do
+	set -- $CONFIGS
+	for _ in $(seq $(((r - 1) % $#))); do set -- "${@:2}" "$1"; done
+	for c in "$@"; do
+		round "$c" "$DURATION" | sed "s/^{/{\"run\":$r,/" >> "$out"
+		tail -n 1 "$out"
+	done
+done
+load1=$(cut -d' ' -f1 /proc/loadavg)
+
+stamp=$(date -u +%Y-%m-%d-%H%M%S)
+mkdir -p "$mixed_root/bench/results"
+command="bench/mixed/manyconn.sh $RUNS $CLIENTS $DURATION"
+/usr/bin/python3 - "$out" "$mixed_root/bench/results/manyconn-$stamp" "$command" "$FILE_MIB" \
+	"$load0" "$load1" "$T/aiod.ini" "$(git -C "$mixed_root" rev-parse --short HEAD)" <<'PY' ||
+import json, os, platform, statistics, subprocess, sys
+src, prefix, command, file_mib, load0, load1, ini, commit = sys.argv[1:9]
+rows = [json.loads(l) for l in open(src) if l.strip()]
+cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+smbd = subprocess.run(["smbd", "--version"], capture_output=True, text=True).stdout.strip()
+configs = list(dict.fromkeys(r["config"] for r in rows))
+summary = {}
+for c in configs:
+    rs = [r for r in rows if r["config"] == c]
+    summary[c] = {k: statistics.median(r[k] for r in rs if r[k] is not None)
+                  for k in ("mb_per_s", "cpu_s_per_gib", "aiod_sessions", "ok")}
+    summary[c]["errors_total"] = sum(r["errors"] for r in rs)
+    summary[c]["runs"] = len(rs)
+    summary[c]["first_error"] = next((r["first_error"] for r in rs if r["first_error"]), None)
+info = {"command": command, "commit": commit, "machine": {"kernel": platform.release(),
+        "cpus": os.cpu_count(), "cpu": cpu, "mem_GiB": round(mem_gib, 1), "smbd": smbd},
+        "file_MiB": int(file_mib), "load_before": load0, "load_after": load1,
+        "aiod_ini": open(ini).read(), "summary": summary, "runs": rows}
+json.dump(info, open(prefix + ".json", "w"), indent=1)
+base = summary.get("plain")
+out = ["# Many clients at once: plain vs rtio", "", "Command: `%s` (commit %s)" % (command, commit), "",
+       "Machine: %s, %s CPUs, %.1f GiB, kernel %s; %s" % (cpu, os.cpu_count(), mem_gib,
+                                                          platform.release(), smbd), "",
+       "Each client is one rtio-stream --greedy process (one SMB connection, one smbd) reading "
+       "its own %s MiB file in 1 MiB reads, all at once. Medians over %d interleaved runs after "
+       "one uncounted warm-up round per share; load average %s before, %s after. Server CPU = "
+       "smbd's process group + aiod." % (file_mib, max(s["runs"] for s in summary.values()),
+                                        load0, load1), "",
+       "| share | clients ok | client errors (all runs) | MB/s | vs plain | CPU s/GiB | vs plain "
+       "| aiod sessions mid-run |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+for c in configs:
+    s = summary[c]
+    rel = lambda k: ("%.2fx" % (s[k] / base[k])) if base and c != "plain" and base[k] else ""
+    out.append("| %s | %d of %d | %d | %.0f | %s | %.3f | %s | %s |" % (
+        c, s["ok"], rows[0]["clients"], s["errors_total"], s["mb_per_s"], rel("mb_per_s"),
+        s["cpu_s_per_gib"], rel("cpu_s_per_gib"), "-" if c == "plain" else "%d" % s["aiod_sessions"]))
+for c in configs:
+    if summary[c]["first_error"]:
+        out.append("")
+        out.append("First client error on %s: `%s`" % (c, summary[c]["first_error"]))
+out += ["", "aiod.ini:", "", "```", info["aiod_ini"].strip(), "```", ""]
+open(prefix + ".md", "w").write("\n".join(out) + "\n")
+print("\n".join(out))
+PY
+	die "report failed"
+echo "bench/mixed/$NAME: results in bench/results/manyconn-$stamp.{md,json}"
