@@ -10,7 +10,8 @@
 #                                   /var/tmp: the real disk) and remove it at exit
 #   mixed_aiod_ini CACHE            $T/aiod.ini with the README's settings
 #   mixed_smb_conf PORT SHARE...    $T/smb.conf: plain, rtio, rtio0 shares (see below)
-#   mixed_start                     start aiod and smbd (AIOD_PID, SMBD_PID), user and password
+#   mixed_start                     start aiod (at nice -5 as conf/aiod.service runs it;
+#                                   MIXED_AIOD_NICE) and smbd (AIOD_PID, SMBD_PID)
 #   mixed_smbd_ticks / mixed_aiod_ticks  CPU ticks of smbd's process group / aiod
 #   mixed_settle                    wait until smbd is back to its own processes
 #   mixed_aiod_stat KEY             one value of aiodctl stats
@@ -136,7 +137,8 @@ mixed_start() {
 	chown -R "$USER_NAME" "$T"/share
 	printf '%s\n%s\n' "$PASS" "$PASS" | smbpasswd -c "$T/smb.conf" -a -s "$USER_NAME" > /dev/null ||
 		die "smbpasswd failed"
-	"$BUILD/aiod" -c "$T/aiod.ini" -F >> "$T/log/aiod.log" 2>&1 &
+	# at the priority conf/aiod.service gives it (Nice=-5): what a server runs
+	nice -n "${MIXED_AIOD_NICE:--5}" "$BUILD/aiod" -c "$T/aiod.ini" -F >> "$T/log/aiod.log" 2>&1 &
 	AIOD_PID=$!
 	for _ in $(seq 100); do [ -S "$T/aiod/aiod.sock" ] && break; sleep 0.1; done
 	[ -S "$T/aiod/aiod.sock" ] || die "aiod did not start: $(tail -3 "$T/log/aiod.log")"
