@@ -25,7 +25,9 @@ MANDIR   ?= $(PREFIX)/share/man
 CC       ?= gcc
 WARN     := -Wall -Wextra -Werror
 CFLAGS   ?= -O2 -g
-BASE_CFLAGS := $(WARN) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE -fPIC
+# common/rtio_version.h: the tree's git description, when there is one
+RTIO_GIT := $(shell git -C $(CURDIR) describe --always --dirty 2>/dev/null)
+BASE_CFLAGS := $(WARN) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE -fPIC $(if $(RTIO_GIT),-DRTIO_GIT='"$(RTIO_GIT)"')
 SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 PKG_CFLAGS = $(shell pkg-config --cflags talloc tevent liburing 2>/dev/null)
