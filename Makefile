@@ -25,14 +25,24 @@ MANDIR   ?= $(PREFIX)/share/man
 CC       ?= gcc
 WARN     := -Wall -Wextra -Werror
 CFLAGS   ?= -O2 -g
-# common/rtio_version.h: the tree's git description, when there is one
-RTIO_GIT := $(shell git -C $(CURDIR) describe --always --dirty 2>/dev/null)
-BASE_CFLAGS := $(WARN) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE -fPIC $(if $(RTIO_GIT),-DRTIO_GIT='"$(RTIO_GIT)"')
+BASE_CFLAGS := $(WARN) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE -fPIC -I$(BUILD)/gen
 SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 PKG_CFLAGS = $(shell pkg-config --cflags talloc tevent liburing 2>/dev/null)
 PKG_LIBS_TALLOC = $(shell pkg-config --libs talloc 2>/dev/null)
 PKG_LIBS_AIOD = $(shell pkg-config --libs talloc tevent liburing 2>/dev/null) -lm -lpthread
+
+# common/rtio_version.h: the tree's git description, when built from a git
+# checkout, in a header rewritten only when it changes, so that only the
+# files that print the version are rebuilt for a new commit.
+VERSION_USERS := aiod/main.c aiod/monitor.c tools/aiodctl.c tools/aiodctl_stats.c
+.PHONY: version-force
+$(BUILD)/gen/rtio_git.h: version-force
+	@mkdir -p $(dir $@)
+	@d=$$(git -C $(CURDIR) describe --always --dirty 2>/dev/null); \
+	if [ -n "$$d" ]; then echo "#define RTIO_GIT \"$$d\"" > $@.tmp; else : > $@.tmp; fi; \
+	if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
+$(VERSION_USERS:%.c=$(BUILD)/obj/%.o) $(VERSION_USERS:%.c=$(BUILD)/asan/obj/%.o): $(BUILD)/gen/rtio_git.h
 
 # the client library: the session, async I/O, the reply queue, sync calls
 CLIENT_SRC := common/rtio_client.c common/rtio_client_io.c common/rtio_client_reply.c \
@@ -87,8 +97,18 @@ $(BUILD)/librtio-client.a: $(COMMON_SRC:%.c=$(BUILD)/obj/%.o)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/aiodctl: $(BUILD)/obj/tools/aiodctl.o $(BUILD)/librtio-client.a
-	$(CC) $(BASE_CFLAGS) -o $@ $^ $(PKG_LIBS_TALLOC)
+# aiodctl: one file per subcommand group (tools/aiodctl.h), JSON through jansson
+AIODCTL_SRC := $(wildcard tools/aiodctl*.c)
+AIODCTL_HDR := $(wildcard tools/*.h)
+JANSSON_CFLAGS = $(shell pkg-config --cflags jansson 2>/dev/null)
+JANSSON_LIBS = $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
+
+$(BUILD)/obj/tools/%.o: tools/%.c $(COMMON_HDR) $(AIODCTL_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -Icommon -Itools $(JANSSON_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+$(BUILD)/aiodctl: $(AIODCTL_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/librtio-client.a
+	$(CC) $(BASE_CFLAGS) -o $@ $^ $(PKG_LIBS_TALLOC) $(JANSSON_LIBS)
 
 # ---- the Samba module ----
 

@@ -342,7 +342,7 @@ _Static_assert(sizeof(struct rtio_file_stats_req) == 40, "rtio_file_stats_req");
 _Static_assert(sizeof(struct rtio_file_stats_rep) == 208, "rtio_file_stats_rep");
 _Static_assert(sizeof(struct rtio_index_req) == 40, "rtio_index_req");
 _Static_assert(sizeof(struct rtio_session_stats_rep) == 160, "rtio_session_stats_rep");
-_Static_assert(offsetof(struct rtio_session_stats_rep, bytes_read) == 56, "session_stats.bytes_read");
+_Static_assert(offsetof(struct rtio_session_stats_rep, bytes_read) == 56, "session.bytes_read");
 _Static_assert(sizeof(struct rtio_info_rep) == 336, "rtio_info_rep");
 _Static_assert(offsetof(struct rtio_info_rep, class_name) == 112, "rtio_info_rep.class_name");
 _Static_assert(sizeof(struct rtio_io_req) == 56, "rtio_io_req");
