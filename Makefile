@@ -135,7 +135,7 @@ install-module: $(BUILD)/rtio.so
 
 UNIT_TESTS := test_proto test_size test_queue test_cache test_edf test_config test_stream test_session replay_session \
 	test_dataplane test_passthrough test_readahead test_tuning test_record test_defer test_notify \
-	test_qos_pacing test_qos_rates test_qos_policy
+	test_qos_pacing test_qos_rates test_qos_policy test_aiodctl
 test_proto_SRC  := common/rtio_proto.c
 test_size_SRC   := common/rtio_size.c
 test_queue_SRC  := common/rtio_queue.c
@@ -159,6 +159,10 @@ test_record_SRC := aiod/record.c aiod/admission.c aiod/profile.c aiod/config.c a
 # the QoS policy is pure: talloc and the size parser, nothing else
 test_qos_policy_SRC := aiod/qos_policy.c aiod/qos_match.c aiod/qos_rule.c aiod/qos_values.c common/rtio_size.c
 test_qos_policy_LIBS := $(PKG_LIBS_TALLOC)
+# aiodctl's pure parts: the counter table, the Prometheus text, rates
+test_aiodctl_SRC := tools/aiodctl_fields.c tools/aiodctl_prom.c tools/aiodctl_rates.c
+test_aiodctl_CFLAGS := -Itools
+test_aiodctl_LIBS := $(PKG_LIBS_TALLOC)
 # the module's one pure decision, without Samba: which files are registered when
 test_defer_SRC  := vfs_rtio/vfs_rtio_defer.c
 test_defer_CFLAGS := -Ivfs_rtio
@@ -188,12 +192,12 @@ unit_main = $(or $($(1)_MAIN),tests/unit/$(1).c)
 
 define unit_rules
 $(BUILD)/unit/$(1): $(call unit_main,$(1)) $$($(1)_SRC) $(COMMON_HDR) $(AIOD_HDR) $(FUZZ_HDR) \
-		$(UNIT_HDR) $(VFS_HDR)
+		$(UNIT_HDR) $(VFS_HDR) $(AIODCTL_HDR)
 	@mkdir -p $$(dir $$@)
 	$(CC) $(BASE_CFLAGS) $$($(1)_CFLAGS) -Icommon -Iaiod $(PKG_CFLAGS) -o $$@ $$< \
 		$$($(1)_SRC) -lcmocka $$(or $$($(1)_LIBS),$(PKG_LIBS_AIOD)) -lrt -lpthread
 $(BUILD)/unit-asan/$(1): $(call unit_main,$(1)) $$($(1)_SRC) $(COMMON_HDR) $(AIOD_HDR) $(FUZZ_HDR) \
-		$(UNIT_HDR) $(VFS_HDR)
+		$(UNIT_HDR) $(VFS_HDR) $(AIODCTL_HDR)
 	@mkdir -p $$(dir $$@)
 	$(CC) $(BASE_CFLAGS) $(SAN) $$($(1)_CFLAGS) -Icommon -Iaiod $(PKG_CFLAGS) \
 		-o $$@ $$< $$($(1)_SRC) -lcmocka $$(or $$($(1)_LIBS),$(PKG_LIBS_AIOD)) -lrt -lpthread
@@ -279,12 +283,14 @@ install: $(BUILD)/rtio.so $(BUILD)/aiod $(BUILD)/aiodctl install-module
 	install -D -m 0644 conf/90-rtio-mqueue.conf $(DESTDIR)$(SYSCONFDIR)/sysctl.d/90-rtio-mqueue.conf
 	install -D -m 0644 docs/aiod.8 $(DESTDIR)$(MANDIR)/man8/aiod.8
 	install -D -m 0644 docs/vfs_rtio.8 $(DESTDIR)$(MANDIR)/man8/vfs_rtio.8
+	install -D -m 0644 docs/aiodctl.8 $(DESTDIR)$(MANDIR)/man8/aiodctl.8
 
 uninstall:
 	rm -f $(DESTDIR)$(SAMBA_VFS_DIR)/rtio.so $(DESTDIR)$(SBINDIR)/aiod \
 		$(DESTDIR)$(BINDIR)/aiodctl $(DESTDIR)$(UNITDIR)/aiod.service \
 		$(DESTDIR)$(SYSCONFDIR)/sysctl.d/90-rtio-mqueue.conf \
-		$(DESTDIR)$(MANDIR)/man8/aiod.8 $(DESTDIR)$(MANDIR)/man8/vfs_rtio.8
+		$(DESTDIR)$(MANDIR)/man8/aiod.8 $(DESTDIR)$(MANDIR)/man8/vfs_rtio.8 \
+		$(DESTDIR)$(MANDIR)/man8/aiodctl.8
 	@echo "left $(DESTDIR)$(SYSCONFDIR)/aiod/aiod.ini in place (your configuration)"
 
 clean:
