@@ -106,7 +106,6 @@ void aiod_monitor_info(struct aiod_ctx *ctx, uint32_t index, struct rtio_info_re
 	c = &ctx->cfg->classes[index];
 	r->class_bitrate = c->bitrate;
 	r->class_prebuffer_ms = c->prebuffer_ms;
-	r->class_priority = c->priority;
 	snprintf(r->class_name, sizeof(r->class_name), "%s", c->name != NULL ? c->name : "");
 	snprintf(r->class_match, sizeof(r->class_match), "%s", c->match != NULL ? c->match : "");
 }

@@ -267,7 +267,7 @@ struct rtio_info_rep {
 	uint32_t reserved0;
 	uint64_t class_bitrate;	/* aiod: bits/s of the index-th class */
 	uint32_t class_prebuffer_ms;
-	int32_t class_priority;
+	uint32_t reserved1;
 	char class_name[64];	/* aiod: NAME of [stream.NAME], cut to fit */
 	char class_match[128];	/* aiod: its match pattern, cut to fit */
 	uint8_t reserved[32];

@@ -48,7 +48,6 @@ static json_t *class_json(const struct aiodctl_class *c)
 	err |= aiodctl_json_put(o, "match", json_string(c->match));
 	err |= aiodctl_json_put(o, "bitrate_bps", aiodctl_json_u64(c->bitrate));
 	err |= aiodctl_json_put(o, "prebuffer_ms", json_integer(c->prebuffer_ms));
-	err |= aiodctl_json_put(o, "priority", json_integer(c->priority));
 	return done(o, err);
 }
 

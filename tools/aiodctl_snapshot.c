@@ -27,7 +27,6 @@ static void class_from(struct aiodctl_class *c, const struct rtio_info_rep *r)
 	snprintf(c->match, sizeof(c->match), "%s", r->class_match);
 	c->bitrate = r->class_bitrate;
 	c->prebuffer_ms = r->class_prebuffer_ms;
-	c->priority = r->class_priority;
 }
 
 static int take_info(struct aiodctl_snapshot *s, struct rtio_client *c)

@@ -21,7 +21,6 @@ struct aiodctl_class {
 	char match[128];
 	uint64_t bitrate;	/* bits/s */
 	uint32_t prebuffer_ms;
-	int32_t priority;
 };
 
 struct aiodctl_session {
