@@ -25,12 +25,24 @@ MANDIR   ?= $(PREFIX)/share/man
 CC       ?= gcc
 WARN     := -Wall -Wextra -Werror
 CFLAGS   ?= -O2 -g
-BASE_CFLAGS := $(WARN) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE -fPIC
+BASE_CFLAGS := $(WARN) $(CFLAGS) -std=gnu11 -D_GNU_SOURCE -fPIC -I$(BUILD)/gen
 SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
 PKG_CFLAGS = $(shell pkg-config --cflags talloc tevent liburing 2>/dev/null)
 PKG_LIBS_TALLOC = $(shell pkg-config --libs talloc 2>/dev/null)
 PKG_LIBS_AIOD = $(shell pkg-config --libs talloc tevent liburing 2>/dev/null) -lm -lpthread
+
+# common/rtio_version.h: the tree's git description, when built from a git
+# checkout, in a header rewritten only when it changes, so that only the
+# files that print the version are rebuilt for a new commit.
+VERSION_USERS := aiod/main.c aiod/monitor.c tools/aiodctl.c tools/aiodctl_stats.c
+.PHONY: version-force
+$(BUILD)/gen/rtio_git.h: version-force
+	@mkdir -p $(dir $@)
+	@d=$$(git -C $(CURDIR) describe --always --dirty 2>/dev/null); \
+	if [ -n "$$d" ]; then echo "#define RTIO_GIT \"$$d\"" > $@.tmp; else : > $@.tmp; fi; \
+	if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
+$(VERSION_USERS:%.c=$(BUILD)/obj/%.o) $(VERSION_USERS:%.c=$(BUILD)/asan/obj/%.o): $(BUILD)/gen/rtio_git.h
 
 # the client library: the session, async I/O, the reply queue, sync calls
 CLIENT_SRC := common/rtio_client.c common/rtio_client_io.c common/rtio_client_reply.c \
@@ -85,8 +97,18 @@ $(BUILD)/librtio-client.a: $(COMMON_SRC:%.c=$(BUILD)/obj/%.o)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/aiodctl: $(BUILD)/obj/tools/aiodctl.o $(BUILD)/librtio-client.a
-	$(CC) $(BASE_CFLAGS) -o $@ $^ $(PKG_LIBS_TALLOC)
+# aiodctl: one file per subcommand group (tools/aiodctl.h), JSON through jansson
+AIODCTL_SRC := $(wildcard tools/aiodctl*.c)
+AIODCTL_HDR := $(wildcard tools/*.h)
+JANSSON_CFLAGS = $(shell pkg-config --cflags jansson 2>/dev/null)
+JANSSON_LIBS = $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson)
+
+$(BUILD)/obj/tools/%.o: tools/%.c $(COMMON_HDR) $(AIODCTL_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(BASE_CFLAGS) -Icommon -Itools $(JANSSON_CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+$(BUILD)/aiodctl: $(AIODCTL_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/librtio-client.a
+	$(CC) $(BASE_CFLAGS) -o $@ $^ $(PKG_LIBS_TALLOC) $(JANSSON_LIBS)
 
 # ---- the Samba module ----
 
@@ -113,7 +135,7 @@ install-module: $(BUILD)/rtio.so
 
 UNIT_TESTS := test_proto test_size test_queue test_cache test_edf test_config test_stream test_session replay_session \
 	test_dataplane test_passthrough test_readahead test_tuning test_record test_defer test_notify \
-	test_qos_pacing test_qos_rates test_qos_policy
+	test_qos_pacing test_qos_rates test_qos_policy test_aiodctl
 test_proto_SRC  := common/rtio_proto.c
 test_size_SRC   := common/rtio_size.c
 test_queue_SRC  := common/rtio_queue.c
@@ -137,6 +159,10 @@ test_record_SRC := aiod/record.c aiod/admission.c aiod/profile.c aiod/config.c a
 # the QoS policy is pure: talloc and the size parser, nothing else
 test_qos_policy_SRC := aiod/qos_policy.c aiod/qos_match.c aiod/qos_rule.c aiod/qos_values.c common/rtio_size.c
 test_qos_policy_LIBS := $(PKG_LIBS_TALLOC)
+# aiodctl's pure parts: the counter table, the Prometheus text, rates
+test_aiodctl_SRC := tools/aiodctl_fields.c tools/aiodctl_prom.c tools/aiodctl_rates.c
+test_aiodctl_CFLAGS := -Itools
+test_aiodctl_LIBS := $(PKG_LIBS_TALLOC)
 # the module's one pure decision, without Samba: which files are registered when
 test_defer_SRC  := vfs_rtio/vfs_rtio_defer.c
 test_defer_CFLAGS := -Ivfs_rtio
@@ -166,12 +192,12 @@ unit_main = $(or $($(1)_MAIN),tests/unit/$(1).c)
 
 define unit_rules
 $(BUILD)/unit/$(1): $(call unit_main,$(1)) $$($(1)_SRC) $(COMMON_HDR) $(AIOD_HDR) $(FUZZ_HDR) \
-		$(UNIT_HDR) $(VFS_HDR)
+		$(UNIT_HDR) $(VFS_HDR) $(AIODCTL_HDR)
 	@mkdir -p $$(dir $$@)
 	$(CC) $(BASE_CFLAGS) $$($(1)_CFLAGS) -Icommon -Iaiod $(PKG_CFLAGS) -o $$@ $$< \
 		$$($(1)_SRC) -lcmocka $$(or $$($(1)_LIBS),$(PKG_LIBS_AIOD)) -lrt -lpthread
 $(BUILD)/unit-asan/$(1): $(call unit_main,$(1)) $$($(1)_SRC) $(COMMON_HDR) $(AIOD_HDR) $(FUZZ_HDR) \
-		$(UNIT_HDR) $(VFS_HDR)
+		$(UNIT_HDR) $(VFS_HDR) $(AIODCTL_HDR)
 	@mkdir -p $$(dir $$@)
 	$(CC) $(BASE_CFLAGS) $(SAN) $$($(1)_CFLAGS) -Icommon -Iaiod $(PKG_CFLAGS) \
 		-o $$@ $$< $$($(1)_SRC) -lcmocka $$(or $$($(1)_LIBS),$(PKG_LIBS_AIOD)) -lrt -lpthread
@@ -257,12 +283,14 @@ install: $(BUILD)/rtio.so $(BUILD)/aiod $(BUILD)/aiodctl install-module
 	install -D -m 0644 conf/90-rtio-mqueue.conf $(DESTDIR)$(SYSCONFDIR)/sysctl.d/90-rtio-mqueue.conf
 	install -D -m 0644 docs/aiod.8 $(DESTDIR)$(MANDIR)/man8/aiod.8
 	install -D -m 0644 docs/vfs_rtio.8 $(DESTDIR)$(MANDIR)/man8/vfs_rtio.8
+	install -D -m 0644 docs/aiodctl.8 $(DESTDIR)$(MANDIR)/man8/aiodctl.8
 
 uninstall:
 	rm -f $(DESTDIR)$(SAMBA_VFS_DIR)/rtio.so $(DESTDIR)$(SBINDIR)/aiod \
 		$(DESTDIR)$(BINDIR)/aiodctl $(DESTDIR)$(UNITDIR)/aiod.service \
 		$(DESTDIR)$(SYSCONFDIR)/sysctl.d/90-rtio-mqueue.conf \
-		$(DESTDIR)$(MANDIR)/man8/aiod.8 $(DESTDIR)$(MANDIR)/man8/vfs_rtio.8
+		$(DESTDIR)$(MANDIR)/man8/aiod.8 $(DESTDIR)$(MANDIR)/man8/vfs_rtio.8 \
+		$(DESTDIR)$(MANDIR)/man8/aiodctl.8
 	@echo "left $(DESTDIR)$(SYSCONFDIR)/aiod/aiod.ini in place (your configuration)"
 
 clean:

@@ -23,6 +23,7 @@
  *   request.c   data requests: dispatch table, a request's life (dataplane.h);
  *               waitq.c, read.c, passthrough.c, readahead.c, write.c do the work
  *   control.c   control requests (OPEN, CLOSE, FTRUNCATE, UNLINK, STATS)
+ *   monitor.c   monitoring replies: sessions (SESSION_STATS), version and classes (INFO)
  *   handlers.c  the table sessions deliver to
  *   listener.c  the control socket: accepting and authenticating clients
  *   calibrate.c aiod --calibrate: measuring the device
@@ -217,6 +218,9 @@ struct aiod_ctx {
 	uint32_t streams;		/* admitted stream opens */
 	uint32_t recorders;		/* opens record.c found to be recorders */
 	uint64_t admission_refused, admission_demoted;
+	/* When aiod began to listen (listener.c), for INFO's uptime. */
+	uint64_t start_ns;		/* aiod_now_ns() */
+	uint64_t start_time;		/* seconds since the epoch */
 	bool stopping;
 };
 

@@ -1,11 +1,13 @@
 /*
  * Control requests from a session's socket: OPEN (with the client's
- * descriptor), CLOSE, FTRUNCATE, UNLINK, STATS, DISCONNECT.
+ * descriptor), CLOSE, FTRUNCATE, UNLINK, DISCONNECT, and the monitoring
+ * ones: STATS, FILE_STATS here, SESSION_STATS and INFO filled by monitor.c.
  *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -15,6 +17,7 @@
 #include "peer.h"
 #include "rtio_sock.h"
 #include "files.h"
+#include "monitor.h"
 #include "requests.h"
 #include "session.h"
 
@@ -84,6 +87,19 @@ static int fill_file_stats(struct aiod_ctx *ctx, uint32_t index, struct rtio_fil
 	return 0;
 }
 
+/* What a monitor (no CONNECT) may ask; session.c lets the same through. */
+static bool monitoring_op(uint16_t opcode)
+{
+	return opcode == RTIO_OP_STATS || opcode == RTIO_OP_FILE_STATS ||
+	       opcode == RTIO_OP_SESSION_STATS || opcode == RTIO_OP_INFO;
+}
+
+/* The end of a listing (an index past the last) is no error. */
+static bool listing_end(uint16_t opcode, int ret)
+{
+	return ret == -ENOENT && (opcode == RTIO_OP_FILE_STATS || opcode == RTIO_OP_SESSION_STATS);
+}
+
 void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union rtio_msg *m,
 			 size_t len, int *fds, unsigned nfds, int fd_err)
 {
@@ -101,8 +117,7 @@ void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const uni
 		ret = -EPROTO;	/* only OPEN carries a descriptor */
 		goto reply;
 	}
-	if (p == NULL && m->hdr.opcode != RTIO_OP_STATS && m->hdr.opcode != RTIO_OP_FILE_STATS &&
-	    m->hdr.opcode != RTIO_OP_DISCONNECT) {
+	if (p == NULL && !monitoring_op(m->hdr.opcode) && m->hdr.opcode != RTIO_OP_DISCONNECT) {
 		ret = -EPROTO;	/* the session layer lets nothing else through before CONNECT */
 		goto reply;
 	}
@@ -191,6 +206,12 @@ void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const uni
 	case RTIO_OP_FILE_STATS:
 		ret = fill_file_stats(ctx, m->file_stats_req.index, &rep.file_stats_rep);
 		break;
+	case RTIO_OP_SESSION_STATS:
+		ret = aiod_monitor_session(ctx, m->index_req.index, &rep.session_stats_rep);
+		break;
+	case RTIO_OP_INFO:
+		aiod_monitor_info(ctx, m->index_req.index, &rep.info_rep);
+		break;
 	case RTIO_OP_DISCONNECT:
 		/* The client may not wait for the answer: a failed reply is no news. */
 		(void)rtio_sock_send(aiod_session_sock(s), &rep, rep_len, NULL, 0);
@@ -204,8 +225,7 @@ reply:
 	for (unsigned i = 0; i < nfds; i++) {
 		close(fds[i]);
 	}
-	/* The end of a file listing (FILE_STATS past the last file) is no error. */
-	if (ret < 0 && !(m->hdr.opcode == RTIO_OP_FILE_STATS && ret == -ENOENT)) {
+	if (ret < 0 && !listing_end(m->hdr.opcode, ret)) {
 		ctx->st.errors++;
 	}
 	rep.hdr.result = ret;

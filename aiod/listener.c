@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "aiod.h"
@@ -218,6 +219,8 @@ int aiod_listener_start(struct aiod_ctx *ctx, char *err, size_t errlen)
 		ctx->listen_fd = -1;
 		return -ENOMEM;
 	}
+	ctx->start_ns = aiod_now_ns();
+	ctx->start_time = (uint64_t)time(NULL);
 	AIOD_NOTICE("listening on %s", path);
 	return 0;
 }

@@ -28,7 +28,8 @@
 #include "session.h"
 #include "tuning.h"
 
-#define AIOD_VERSION "0.1.0"
+#include "rtio_version.h"
+#define AIOD_VERSION RTIO_VERSION
 #define AIOD_DEFAULT_CONFIG "/etc/aiod/aiod.ini"
 
 static void usage(FILE *f)

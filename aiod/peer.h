@@ -29,6 +29,11 @@ struct aiod_peer {
 	uint32_t pinned;		/* block references of its leases and requests */
 	struct aiod_req *reqs;		/* dataplane.c: requests in flight */
 	struct aiod_known *known;	/* files it registered, NULL until the first */
+	/* For SESSION_STATS (monitor.c): what this client did since CONNECT. */
+	uint32_t inflight;		/* requests on reqs */
+	uint64_t requests;
+	uint64_t bytes_read;		/* returned to it */
+	uint64_t bytes_written;		/* written through aiod or reported by WROTE */
 };
 
 /* CONNECT: the peer of s (a talloc child of s); NULL on ENOMEM. */

@@ -145,6 +145,7 @@ void aiod_read0_finish(struct aiod_req *r)
 	rep.hdr.result = (int32_t)(pos - r->off);
 	rep.token = l->token;
 	ctx->st.bytes_read += pos - r->off;
+	r->p->bytes_read += pos - r->off;
 	l->open->file->bytes_read += pos - r->off;
 	if (r->waited_for_disk && r->playing && l->open->rate_bps > 0) {
 		/* A playing stream's read found its data not yet in the cache: it is late. */

@@ -23,6 +23,7 @@ static void req_link(struct aiod_peer *p, struct aiod_req *r)
 		p->reqs->rprev = r;
 	}
 	p->reqs = r;
+	p->inflight++;
 }
 
 static void req_unlink(struct aiod_peer *p, struct aiod_req *r)
@@ -36,6 +37,7 @@ static void req_unlink(struct aiod_peer *p, struct aiod_req *r)
 		r->rnext->rprev = r->rprev;
 	}
 	r->rprev = r->rnext = NULL;
+	p->inflight--;
 }
 
 static void req_orphan(struct aiod_req *r)
@@ -155,6 +157,7 @@ static struct aiod_req *req_new(struct aiod_ctx *ctx, struct aiod_peer *p, const
 	r->opcode = m->hdr.opcode;
 	r->req_id = m->hdr.req_id;
 	req_link(p, r);
+	p->requests++;
 	talloc_set_destructor(r, req_destructor);
 	return r;
 }

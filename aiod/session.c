@@ -39,7 +39,7 @@ struct aiod_session {
 	uid_t uid;
 	char client[32];
 	bool connected;		/* CONNECT done: queues exist */
-	bool monitor;		/* beyond max_sessions: STATS and FILE_STATS only */
+	bool monitor;		/* beyond max_sessions: monitoring (STATS, FILE_STATS...) only */
 	bool dying;		/* ended: resources given back, memory freed by reap */
 	bool released;		/* session_release() ran */
 	struct tevent_immediate *reap;	/* frees the session after its handlers returned */
@@ -79,6 +79,16 @@ uint32_t aiod_session_id(const struct aiod_session *s)
 pid_t aiod_session_pid(const struct aiod_session *s)
 {
 	return s->pid;
+}
+
+uid_t aiod_session_uid(const struct aiod_session *s)
+{
+	return s->uid;
+}
+
+const char *aiod_session_client(const struct aiod_session *s)
+{
+	return s->client;
 }
 
 int aiod_session_sock(const struct aiod_session *s)
@@ -392,7 +402,8 @@ void aiod_session_protocol_error(struct aiod_session *s, const char *what, int e
 static bool allowed_before_connect(uint16_t opcode)
 {
 	return opcode == RTIO_OP_CONNECT || opcode == RTIO_OP_STATS ||
-	       opcode == RTIO_OP_FILE_STATS || opcode == RTIO_OP_DISCONNECT;
+	       opcode == RTIO_OP_FILE_STATS || opcode == RTIO_OP_SESSION_STATS ||
+	       opcode == RTIO_OP_INFO || opcode == RTIO_OP_DISCONNECT;
 }
 
 static void session_handshake_timeout(struct tevent_context *ev, struct tevent_timer *te,

@@ -63,6 +63,9 @@ void *aiod_session_owner(const struct aiod_session *s);
 struct aiod_ctx *aiod_session_ctx(const struct aiod_session *s);
 uint32_t aiod_session_id(const struct aiod_session *s);
 pid_t aiod_session_pid(const struct aiod_session *s);
+/* The client's uid (SO_PEERCRED) and the name it gave at CONNECT, for monitoring. */
+uid_t aiod_session_uid(const struct aiod_session *s);
+const char *aiod_session_client(const struct aiod_session *s);
 /* RTIO_FEAT_* the session was granted at CONNECT. */
 uint32_t aiod_session_features(const struct aiod_session *s);
 bool aiod_session_connected(const struct aiod_session *s);

@@ -104,6 +104,9 @@ static void write1_finish(struct aiod_req *r)
 		}
 	}
 	ctx->st.bytes_written += total;
+	if (r->p != NULL) {	/* an orphan's write still lands: the session is gone */
+		r->p->bytes_written += total;
+	}
 	if (total > 0 && r->off + total > r->open->file->known_size) {
 		r->open->file->known_size = r->off + total;
 	}
@@ -185,6 +188,9 @@ void aiod_wrote_handle(struct aiod_ctx *ctx, struct aiod_session *s, struct aiod
 	(void)aiod_cache_invalidate(ctx->cache, o->file->dev, o->file->ino, m->offset, m->length);
 	if (m->length > 0) {
 		ctx->st.bytes_written += m->length;
+		if (aiod_peer_of(s) != NULL) {
+			aiod_peer_of(s)->bytes_written += m->length;
+		}
 		if (end > o->file->known_size) {
 			o->file->known_size = end;
 		}

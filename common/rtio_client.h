@@ -65,7 +65,8 @@ int rtio_client_connect_features(TALLOC_CTX *mem_ctx, const char *socket_path, c
 				 int timeout_ms, uint32_t features, struct rtio_client **out);
 
 /*
- * A connection for rtio_client_stats() and rtio_client_file_stats() only:
+ * A connection for the monitoring calls only (rtio_client_stats(),
+ * _file_stats(), _session_stats(), _info()):
  * no CONNECT, so no queues and no shared region. aiod accepts a few of these
  * beyond [global] max_sessions, so monitoring works when the sessions are
  * exhausted. Other calls fail (aiod closes a connection that asks for more).
@@ -99,6 +100,11 @@ int rtio_client_invalidate(struct rtio_client *c, uint64_t file_id, uint64_t off
 int rtio_client_stats(struct rtio_client *c, struct rtio_stats_rep *out);
 /* The index-th file aiod knows (0, 1, ...); -ENOENT past the last. */
 int rtio_client_file_stats(struct rtio_client *c, uint32_t index, struct rtio_file_stats_rep *out);
+/* The index-th connected session (0, 1, ...); -ENOENT past the last. */
+int rtio_client_session_stats(struct rtio_client *c, uint32_t index,
+			      struct rtio_session_stats_rep *out);
+/* aiod's version and uptime, and its index-th stream class (zeroed past the last). */
+int rtio_client_info(struct rtio_client *c, uint32_t index, struct rtio_info_rep *out);
 
 /* Synchronous data operations. Return bytes (may be short only at EOF for reads) or -errno. */
 ssize_t rtio_client_pread(struct rtio_client *c, uint64_t file_id, void *buf, size_t n, off_t off);

@@ -108,6 +108,39 @@ int rtio_client_file_stats(struct rtio_client *c, uint32_t index, struct rtio_fi
 	return 0;
 }
 
+int rtio_client_session_stats(struct rtio_client *c, uint32_t index,
+			      struct rtio_session_stats_rep *out)
+{
+	union rtio_msg req = { .index_req = { .index = index } };
+	union rtio_msg rep;
+	int ret;
+
+	ret = control_call(c, RTIO_OP_SESSION_STATS, &req, sizeof(req.index_req), NULL, 0, &rep);
+	if (ret < 0) {
+		return ret;
+	}
+	*out = rep.session_stats_rep;
+	out->client[sizeof(out->client) - 1] = '\0';
+	return 0;
+}
+
+int rtio_client_info(struct rtio_client *c, uint32_t index, struct rtio_info_rep *out)
+{
+	union rtio_msg req = { .index_req = { .index = index } };
+	union rtio_msg rep;
+	int ret;
+
+	ret = control_call(c, RTIO_OP_INFO, &req, sizeof(req.index_req), NULL, 0, &rep);
+	if (ret < 0) {
+		return ret;
+	}
+	*out = rep.info_rep;
+	out->version[sizeof(out->version) - 1] = '\0';
+	out->class_name[sizeof(out->class_name) - 1] = '\0';
+	out->class_match[sizeof(out->class_match) - 1] = '\0';
+	return 0;
+}
+
 /* ---- synchronous data operations ---- */
 
 struct sync_state {

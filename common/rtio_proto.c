@@ -35,6 +35,9 @@ static const struct rtio_op_desc rtio_ops[RTIO_OP_MAX] = {
 	[RTIO_OP_INVALIDATE] = { "INVALIDATE", sizeof(struct rtio_invalidate_req),
 				 sizeof(struct rtio_simple_rep) },
 	[RTIO_OP_WROTE]      = { "WROTE", sizeof(struct rtio_io_req), sizeof(struct rtio_simple_rep) },
+	[RTIO_OP_SESSION_STATS] = { "SESSION_STATS", sizeof(struct rtio_index_req),
+				    sizeof(struct rtio_session_stats_rep) },
+	[RTIO_OP_INFO]       = { "INFO", sizeof(struct rtio_index_req), sizeof(struct rtio_info_rep) },
 };
 
 const char *rtio_op_name(unsigned opcode)

@@ -7,10 +7,11 @@
  * Two transports carry the same message format:
  *
  *  - the control socket (AF_UNIX, SOCK_SEQPACKET, path from aiod.ini): CONNECT,
- *    DISCONNECT, OPEN, CLOSE, FTRUNCATE, UNLINK, INVALIDATE, STATS, FILE_STATS. These are rare and some
+ *    DISCONNECT, OPEN, CLOSE, FTRUNCATE, UNLINK, INVALIDATE, STATS, FILE_STATS,
+ *    SESSION_STATS, INFO. These are rare and some
  *    carry descriptors (SCM_RIGHTS): aiod never opens a path a client names, it
  *    works on the descriptor smbd already opened with the user's rights.
- *    STATS, FILE_STATS and DISCONNECT are answered before CONNECT too
+ *    STATS, FILE_STATS, SESSION_STATS, INFO and DISCONNECT are answered before CONNECT too
  *    (monitoring needs no session); anything else before CONNECT closes the
  *    connection.
  *  - per-session POSIX message queues (request and reply): READ0, READ1, WRITE0,
@@ -53,6 +54,8 @@ enum rtio_op {
 	RTIO_OP_FILE_STATS = 13,
 	RTIO_OP_INVALIDATE = 14,	/* the client changed a range behind aiod: drop it */
 	RTIO_OP_WROTE      = 15,	/* queue: the client wrote a range itself; reply when aiod's cache agrees */
+	RTIO_OP_SESSION_STATS = 16,	/* the index-th connected session (aiodctl sessions) */
+	RTIO_OP_INFO       = 17,	/* aiod's version and uptime, and the index-th stream class */
 	RTIO_OP_MAX			/* first unassigned opcode */
 };
 
@@ -217,6 +220,59 @@ struct rtio_file_stats_rep {
 	char name[128];		/* share-relative name of the last OPEN */
 };
 
+/*
+ * SESSION_STATS and INFO: the index-th entry of a listing (0, 1, 2...). A
+ * listing is not atomic: sessions that come or go while it runs may be
+ * missed or seen twice.
+ */
+struct rtio_index_req {
+	struct rtio_hdr hdr;
+	uint32_t index;		/* client */
+	uint32_t reserved;
+};
+
+/* SESSION_STATS: the index-th session that completed CONNECT; -ENOENT past the last. */
+struct rtio_session_stats_rep {
+	struct rtio_hdr hdr;
+	uint32_t session_id;	/* aiod: as logged, new for every CONNECT */
+	uint32_t pid;		/* aiod: the client process (SO_PEERCRED): smbd's pid */
+	uint32_t uid;		/* aiod: its uid at connect (SO_PEERCRED; smbd connects as root) */
+	uint32_t inflight;	/* aiod: its data requests in flight now */
+	uint32_t opens;		/* aiod: descriptors it registered and has not closed */
+	uint32_t streams;	/* aiod: of them, opens with a bitrate (streams, recorders) */
+	uint64_t bytes_read;	/* aiod: returned to it since CONNECT */
+	uint64_t bytes_written;	/* aiod: it wrote through aiod or reported (WROTE) */
+	uint64_t requests;	/* aiod: data requests it sent */
+	uint64_t lead_ms;	/* aiod: shortest read-ahead lead of its streams, UINT64_MAX = none */
+	uint32_t pinned;	/* aiod: cache blocks it holds pinned */
+	uint32_t reserved0;
+	char client[32];	/* aiod: the name it gave at CONNECT ("smbd") */
+	uint8_t reserved[32];
+};
+#define RTIO_LEAD_NONE UINT64_MAX
+
+/*
+ * INFO: who aiod is, and the index-th stream class of its configuration
+ * (class fields zero when index >= n_classes, which is no error: INFO with
+ * index 0 answers a daemon without classes).
+ */
+struct rtio_info_rep {
+	struct rtio_hdr hdr;
+	char version[32];	/* aiod: RTIO_VERSION it was built from */
+	uint64_t start_time;	/* aiod: when it began to listen, seconds since the epoch */
+	uint64_t uptime_ms;	/* aiod: since then (monotonic clock) */
+	uint32_t pid;		/* aiod: its own pid */
+	uint32_t n_classes;	/* aiod: [stream.NAME] classes loaded */
+	uint32_t block_size;	/* aiod: cache block size (blocks_* of STATS times this = bytes) */
+	uint32_t reserved0;
+	uint64_t class_bitrate;	/* aiod: bits/s of the index-th class */
+	uint32_t class_prebuffer_ms;
+	uint32_t reserved1;
+	char class_name[64];	/* aiod: NAME of [stream.NAME], cut to fit */
+	char class_match[128];	/* aiod: its match pattern, cut to fit */
+	uint8_t reserved[32];
+};
+
 /* ---- data path (message queues) ---- */
 
 struct rtio_io_req {		/* READ0, WRITE0, FSYNC, WROTE */
@@ -258,6 +314,9 @@ union rtio_msg {
 	struct rtio_stats_rep stats_rep;
 	struct rtio_file_stats_req file_stats_req;
 	struct rtio_file_stats_rep file_stats_rep;
+	struct rtio_index_req index_req;
+	struct rtio_session_stats_rep session_stats_rep;
+	struct rtio_info_rep info_rep;
 	struct rtio_io_req io_req;
 	struct rtio_io_rep io_rep;
 	struct rtio_release_req release_req;
@@ -281,6 +340,11 @@ _Static_assert(sizeof(struct rtio_invalidate_req) == 56, "rtio_invalidate_req");
 _Static_assert(sizeof(struct rtio_stats_rep) == 312, "rtio_stats_rep");
 _Static_assert(sizeof(struct rtio_file_stats_req) == 40, "rtio_file_stats_req");
 _Static_assert(sizeof(struct rtio_file_stats_rep) == 208, "rtio_file_stats_rep");
+_Static_assert(sizeof(struct rtio_index_req) == 40, "rtio_index_req");
+_Static_assert(sizeof(struct rtio_session_stats_rep) == 160, "rtio_session_stats_rep");
+_Static_assert(offsetof(struct rtio_session_stats_rep, bytes_read) == 56, "session.bytes_read");
+_Static_assert(sizeof(struct rtio_info_rep) == 336, "rtio_info_rep");
+_Static_assert(offsetof(struct rtio_info_rep, class_name) == 112, "rtio_info_rep.class_name");
 _Static_assert(sizeof(struct rtio_io_req) == 56, "rtio_io_req");
 _Static_assert(offsetof(struct rtio_io_rep, seg) == 48, "rtio_io_rep.seg");
 _Static_assert(sizeof(struct rtio_io_rep) == 48 + 16 * RTIO_MAX_SEGS, "rtio_io_rep");

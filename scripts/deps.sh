@@ -20,7 +20,7 @@ BOOKWORM_PKGS="build-essential pkg-config dpkg-dev xz-utils liburing-dev libcmoc
  flex bison libparse-yapp-perl libkrb5-dev libgnutls28-dev python3 python3-dev zlib1g-dev libpopt-dev \
  libjansson-dev libtasn1-bin libtasn1-6-dev libreadline-dev perl \
  clang libclang-rt-14-dev libfuse3-dev fuse3 e2fsprogs python3-matplotlib procps psmisc util-linux iproute2 \
- jq time strace"
+ jq time strace python3-prometheus-client"
 
 have_all() {
 	local p

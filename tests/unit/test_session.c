@@ -52,6 +52,7 @@
 #include "streams.h"
 #include "handlers.h"
 #include "session.h"
+#include "rtio_version.h"
 
 #define BS        (1u << 20)
 #define FILE_SIZE (8u * BS)
@@ -1167,6 +1168,79 @@ static void test_listener_monitor_beyond_max_sessions(void **state)
 	assert_int_equal(f->ctx->nmonitors, 0);
 }
 
+/*
+ * SESSION_STATS and INFO, as aiodctl sessions and stats --json ask them: a
+ * client that read 2 blocks of a stream file is listed with its bytes and
+ * its open, the listing ends with -ENOENT (not an error), and INFO names
+ * the version and the stream class.
+ */
+struct listing_run {
+	struct client_run w;
+	int first, second, info;
+	struct rtio_session_stats_rep s;
+	struct rtio_info_rep i;
+};
+
+static void *listing_main(void *arg)
+{
+	struct listing_run *l = arg;
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct rtio_client *c = NULL, *mon = NULL;
+	struct rtio_session_stats_rep next;
+	struct rtio_file rf;
+	uint8_t *buf = talloc_size(mem, 2 * BS);
+	int fd = -1, ret;
+	ssize_t n;
+
+	ret = buf == NULL ? -ENOMEM :
+	      client_open(mem, l->w.f, l->w.f->path, O_RDONLY, l->w.name, 0, &c, &fd, &rf);
+	if (ret == 0) {
+		n = rtio_client_pread(c, rf.file_id, buf, 2 * BS, 0);
+		ret = n == 2 * BS ? 0 : (n < 0 ? (int)n : -EIO);
+	}
+	if (ret == 0) {
+		ret = rtio_client_monitor_connect(mem, l->w.f->sock, 5000, &mon);
+	}
+	if (ret == 0) {
+		l->first = rtio_client_session_stats(mon, 0, &l->s);
+		l->second = rtio_client_session_stats(mon, 1, &next);
+		l->info = rtio_client_info(mon, 0, &l->i);
+	}
+	client_end(&l->w, ret, mem, fd);
+	return NULL;
+}
+
+static void test_monitor_lists_sessions_and_info(void **state)
+{
+	struct fixture *f = *state;
+	struct listing_run l = { .w = { .f = f, .name = "clip.mxf" } };
+	uint64_t errors;
+
+	use_stream_class(f->ctx);
+	errors = f->ctx->st.errors;
+	run_client(f, listing_main, &l.w);
+	assert_int_equal(l.first, 0);
+	assert_int_equal(l.s.pid, getpid());
+	assert_string_equal(l.s.client, "unit");
+	assert_true(l.s.bytes_read >= 2 * BS);
+	assert_true(l.s.requests >= 1);
+	assert_int_equal(l.s.opens, 1);
+	assert_int_equal(l.s.streams, 1);
+	assert_true(l.s.lead_ms != RTIO_LEAD_NONE);
+	assert_int_equal(l.second, -ENOENT);	/* the monitor itself is no session */
+	assert_int_equal(f->ctx->st.errors, errors);	/* the end of a listing is no error */
+	assert_int_equal(l.info, 0);
+	assert_string_equal(l.i.version, RTIO_VERSION);
+	assert_int_equal(l.i.pid, getpid());
+	assert_int_equal(l.i.block_size, BS);
+	assert_int_equal(l.i.n_classes, 1);
+	assert_string_equal(l.i.class_name, "hd");
+	assert_string_equal(l.i.class_match, "*.mxf");
+	assert_int_equal(l.i.class_bitrate, 100000000);
+	until_no_sessions(f->ctx);
+	drain(f->ctx);
+}
+
 /* One argument: a pattern of the tests to run (cmocka's filter, e.g. '*flood*'). */
 int main(int argc, char **argv)
 {
@@ -1188,6 +1262,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_control_unlink_only_known_files, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_dataplane_session_pin_quota, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_monitor_lists_sessions_and_info, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_listener_monitor_beyond_max_sessions, setup,
 						teardown),
 	};
