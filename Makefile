@@ -135,27 +135,29 @@ install-module: $(BUILD)/rtio.so
 
 UNIT_TESTS := test_proto test_size test_queue test_cache test_edf test_config test_stream test_session replay_session \
 	test_dataplane test_passthrough test_readahead test_tuning test_record test_defer test_notify \
-	test_qos_pacing test_qos_rates test_qos_policy test_aiodctl
+	test_qos_pacing test_qos_rates test_qos_policy test_qos_flows test_aiodctl
 test_proto_SRC  := common/rtio_proto.c
 test_size_SRC   := common/rtio_size.c
 test_queue_SRC  := common/rtio_queue.c
 test_cache_SRC  := aiod/cache.c
 test_edf_SRC    := aiod/edf.c
+# config.c hands [qos.NAME] sections to the policy unit
+QOS_POLICY_SRC := aiod/qos_policy.c aiod/qos_match.c aiod/qos_rule.c aiod/qos_values.c
 # the QoS flow table and its pacing: pure; the threaded test needs only the -lpthread every unit gets
 test_qos_pacing_SRC := common/rtio_qos.c
 test_qos_pacing_LIBS := -lm
 test_qos_rates_SRC := aiod/qos_rates.c common/rtio_qos.c
 test_qos_rates_LIBS := -lm
 test_notify_SRC := aiod/notify.c aiod/log.c
-test_config_SRC := aiod/config.c aiod/config_values.c aiod/ini.c aiod/config_dump.c aiod/tuning.c \
+test_config_SRC := aiod/config.c aiod/config_values.c aiod/ini.c $(QOS_POLICY_SRC) aiod/config_dump.c aiod/tuning.c \
 	aiod/profile.c aiod/log.c common/rtio_size.c
 # the machine's RAM is the test's to choose ([cache] size larger than RAM)
 test_config_CFLAGS := -Wl,--wrap=aiod_phys_mem_bytes
-test_stream_SRC := aiod/stream.c aiod/admission.c aiod/config.c aiod/config_values.c aiod/ini.c aiod/log.c aiod/cache.c \
+test_stream_SRC := aiod/stream.c aiod/admission.c aiod/config.c aiod/config_values.c aiod/ini.c $(QOS_POLICY_SRC) aiod/log.c aiod/cache.c \
 	aiod/engine.c aiod/edf.c aiod/profile.c common/rtio_size.c
-test_tuning_SRC := aiod/tuning.c aiod/profile.c aiod/admission.c aiod/config.c aiod/config_values.c aiod/ini.c aiod/log.c \
+test_tuning_SRC := aiod/tuning.c aiod/profile.c aiod/admission.c aiod/config.c aiod/config_values.c aiod/ini.c $(QOS_POLICY_SRC) aiod/log.c \
 	common/rtio_size.c
-test_record_SRC := aiod/record.c aiod/admission.c aiod/profile.c aiod/config.c aiod/config_values.c aiod/ini.c aiod/log.c common/rtio_size.c
+test_record_SRC := aiod/record.c aiod/admission.c aiod/profile.c aiod/config.c aiod/config_values.c aiod/ini.c $(QOS_POLICY_SRC) aiod/log.c common/rtio_size.c
 # the QoS policy is pure: talloc and the size parser, nothing else
 test_qos_policy_SRC := aiod/qos_policy.c aiod/qos_match.c aiod/qos_rule.c aiod/qos_values.c common/rtio_size.c
 test_qos_policy_LIBS := $(PKG_LIBS_TALLOC)
@@ -170,6 +172,8 @@ test_defer_CFLAGS := -Ivfs_rtio
 AIOD_INPROC_SRC := $(filter-out aiod/main.c aiod/calibrate.c,$(wildcard aiod/*.c)) \
 	common/rtio_proto.c common/rtio_qos.c common/rtio_sock.c common/rtio_queue.c common/rtio_size.c
 test_session_SRC := $(AIOD_INPROC_SRC) $(CLIENT_SRC)
+# aiod's QoS flows in an in-process aiod
+test_qos_flows_SRC := $(AIOD_INPROC_SRC)
 # the request layer against a fake engine, linked without liburing: the engine
 # interface (aiod/engine.h) is the only door to it
 test_dataplane_SRC := $(filter-out aiod/engine.c,$(AIOD_INPROC_SRC)) tests/unit/fake_engine.c

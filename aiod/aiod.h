@@ -56,6 +56,7 @@ struct aiod_known;
 struct aiod_peer;
 struct aiod_profile;
 struct aiod_wb_twin;
+struct aiod_qos;
 
 /* The shared region: header page + cache blocks, passed to clients as a memfd. */
 struct aiod_region {
@@ -175,6 +176,7 @@ struct aiod_ctx {
 	struct aiod_config *cfg;
 	const char *config_path;
 	struct aiod_region region;
+	struct aiod_qos *qos;		/* qos.c: the flow table and its flows */
 	struct aiod_cache *cache;
 	struct aiod_engine *engine;
 	int listen_fd;

@@ -15,6 +15,7 @@
 #include <strings.h>
 
 #include "config.h"
+#include "qos_policy.h"
 #include "config_values.h"
 #include "ini.h"
 #include "rtio_size.h"
@@ -358,16 +359,63 @@ static int load_stream_section(struct config_loader *ld, const struct aiod_ini_s
 	return 0;
 }
 
+/* [qos.NAME]: fed to the policy unit (qos_policy.h) key by key, with its line. */
+static int load_qos_section(struct config_loader *ld, const struct aiod_ini_section *sec)
+{
+	struct aiod_config *cfg = ld->cfg;
+	char why[512];
+	int ret;
+
+	if (cfg->qos == NULL) {
+		cfg->qos = aiod_qos_policy_new(cfg);
+		if (cfg->qos == NULL) {
+			return -ENOMEM;
+		}
+	}
+	if (sec->nkeys == 0) {
+		return load_fail(ld, sec->line, "[%s]: a QoS rule needs at least limit, reserve "
+				 "or weight", sec->name);
+	}
+	for (unsigned i = 0; i < sec->nkeys; i++) {
+		const struct aiod_ini_key *k = &sec->keys[i];
+
+		ret = aiod_qos_policy_add(cfg->qos, sec->name, k->name, k->value, k->line, why,
+					  sizeof(why));
+		if (ret != 0) {
+			return ret == -ENOMEM ? ret : load_fail(ld, k->line, "%s", why);
+		}
+	}
+	return 0;
+}
+
 /*
- * Sections named PREFIX.NAME, each family with its own loader. A new family
- * (the QoS policies' [qos.NAME], fed to their unit key by key with the
- * line) is one row here; any other prefix stays an unknown section.
+ * The policy as a whole: reservations against [admission] capacity when it
+ * is configured (against a profile's capacity, aiod checks again once it
+ * has read the profile: aiod_qos_check_policy).
+ */
+static int check_qos(struct config_loader *ld)
+{
+	char why[1024];
+	int ret;
+
+	if (ld->cfg->qos == NULL) {
+		return 0;
+	}
+	ret = aiod_qos_policy_finish(ld->cfg->qos, ld->cfg->admission_capacity, 0, why,
+				     sizeof(why));
+	return ret < 0 ? load_fail(ld, 0, "%s", why) : 0;
+}
+
+/*
+ * Sections named PREFIX.NAME, each family with its own loader; any other
+ * prefix stays an unknown section.
  */
 static const struct {
 	const char *prefix;
 	int (*load)(struct config_loader *ld, const struct aiod_ini_section *sec);
 } section_families[] = {
 	{ "stream.", load_stream_section },
+	{ "qos.", load_qos_section },
 };
 
 static int load_section(struct config_loader *ld, const struct aiod_ini_section *sec)
@@ -457,6 +505,9 @@ static int config_read(struct aiod_config *cfg, const char *path, char *err, siz
 	}
 	if (ret == 0) {
 		ret = check_config(&ld);
+	}
+	if (ret == 0) {
+		ret = check_qos(&ld);
 	}
 	if (ret == -ENOMEM) {
 		snprintf(err, errlen, "%s: out of memory", path);

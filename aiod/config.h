@@ -38,6 +38,8 @@ struct aiod_stream_class {
 	unsigned key_line[AIOD_STREAM_NKEYS];	/* 0: the default */
 };
 
+struct aiod_qos_policy;
+
 struct aiod_config {
 	/* [global] */
 	char *socket_path;
@@ -71,6 +73,8 @@ struct aiod_config {
 	uint64_t admission_capacity;	/* bytes/s, 0 = from the profile */
 	char *admission_profile;
 	uint32_t admission_headroom_pct;
+	/* [qos.NAME] (qos_policy.h); NULL or no rules: no QoS */
+	struct aiod_qos_policy *qos;
 	/* [stream.NAME] */
 	struct aiod_stream_class classes[AIOD_MAX_CLASSES];
 	unsigned n_classes;

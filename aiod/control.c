@@ -20,6 +20,7 @@
 #include "monitor.h"
 #include "requests.h"
 #include "session.h"
+#include "qos.h"
 
 static void fill_stats(struct aiod_ctx *ctx, struct rtio_stats_rep *r)
 {
@@ -91,13 +92,15 @@ static int fill_file_stats(struct aiod_ctx *ctx, uint32_t index, struct rtio_fil
 static bool monitoring_op(uint16_t opcode)
 {
 	return opcode == RTIO_OP_STATS || opcode == RTIO_OP_FILE_STATS ||
-	       opcode == RTIO_OP_SESSION_STATS || opcode == RTIO_OP_INFO;
+	       opcode == RTIO_OP_SESSION_STATS || opcode == RTIO_OP_INFO ||
+	       opcode == RTIO_OP_QOS_LIST;
 }
 
 /* The end of a listing (an index past the last) is no error. */
 static bool listing_end(uint16_t opcode, int ret)
 {
-	return ret == -ENOENT && (opcode == RTIO_OP_FILE_STATS || opcode == RTIO_OP_SESSION_STATS);
+	return ret == -ENOENT && (opcode == RTIO_OP_FILE_STATS || opcode == RTIO_OP_SESSION_STATS ||
+				  opcode == RTIO_OP_QOS_LIST);
 }
 
 void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union rtio_msg *m,
@@ -211,6 +214,21 @@ void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const uni
 		break;
 	case RTIO_OP_INFO:
 		aiod_monitor_info(ctx, m->index_req.index, &rep.info_rep);
+		break;
+	case RTIO_OP_QOS_BIND: {
+		struct rtio_qos_bind_req who = m->qos_bind_req;
+
+		/* the client's strings, our terminators */
+		who.user[sizeof(who.user) - 1] = '\0';
+		who.client[sizeof(who.client) - 1] = '\0';
+		who.guid[sizeof(who.guid) - 1] = '\0';
+		who.share[sizeof(who.share) - 1] = '\0';
+		who.file[sizeof(who.file) - 1] = '\0';
+		ret = aiod_qos_bind(ctx, &who, &rep.qos_bind_rep);
+		break;
+	}
+	case RTIO_OP_QOS_LIST:
+		ret = aiod_qos_list(ctx, m->qos_list_req.index, &rep.qos_list_rep);
 		break;
 	case RTIO_OP_DISCONNECT:
 		/* The client may not wait for the answer: a failed reply is no news. */

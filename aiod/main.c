@@ -21,6 +21,7 @@
 #include "rtio_size.h"
 #include "region.h"
 #include "listener.h"
+#include "qos.h"
 #include "files.h"
 #include "streams.h"
 #include "calibrate.h"
@@ -105,10 +106,11 @@ static void on_signal(struct tevent_context *ev, struct tevent_signal *se, int s
 		/* The profile may have been rewritten too: derive again before comparing. */
 		aiod_tuning_setup(ctx, next, ctx->cfg->queue_depth, &profile);
 		restart = aiod_config_reload(ctx->cfg, next);
-		talloc_free(next);
 		talloc_free(ctx->profile);
 		ctx->profile = profile;
 		aiod_admission_init(ctx);
+		aiod_qos_reload(ctx, next);	/* against the capacity just derived */
+		talloc_free(next);
 		AIOD_NOTICE("configuration reloaded from %s%s", ctx->config_path,
 			    restart ? " (some changes need a restart, see above)" : "");
 		notify_status(ctx, restart ? "reloaded; some changes need a restart" : "reloaded");
@@ -423,6 +425,12 @@ int main(int argc, char **argv)
 		talloc_free(ctx);
 		return 1;
 	}
+	if (aiod_qos_init(ctx, err, sizeof(err)) != 0) {
+		AIOD_ERR("%s", err);
+		aiod_region_destroy(&ctx->region);
+		talloc_free(ctx);
+		return 1;
+	}
 	if (tevent_add_signal(ctx->ev, ctx, SIGTERM, 0, on_signal, ctx) == NULL ||
 	    tevent_add_signal(ctx->ev, ctx, SIGINT, 0, on_signal, ctx) == NULL ||
 	    tevent_add_signal(ctx->ev, ctx, SIGHUP, 0, on_signal, ctx) == NULL) {
@@ -433,6 +441,12 @@ int main(int argc, char **argv)
 	}
 	signal(SIGPIPE, SIG_IGN);
 	aiod_admission_init(ctx);
+	if (aiod_qos_check_policy(ctx, ctx->cfg, err, sizeof(err)) != 0) {
+		AIOD_ERR("%s: %s", config_path, err);
+		aiod_region_destroy(&ctx->region);
+		talloc_free(ctx);
+		return AIOD_EXIT_CONFIG;
+	}
 	if (aiod_listener_start(ctx, err, sizeof(err)) != 0) {
 		AIOD_ERR("%s", err);
 		aiod_region_destroy(&ctx->region);

@@ -26,6 +26,7 @@
 
 #include "aiod.h"
 #include "session.h"
+#include "qos.h"
 #include "log.h"
 #include "rtio_shm.h"
 #include "rtio_queue.h"
@@ -321,7 +322,7 @@ static void session_connect(struct aiod_session *s, const struct rtio_connect_re
 	struct aiod_ctx *ctx = s->ctx;
 	const struct aiod_config *cfg = ctx->cfg;
 	struct rtio_connect_rep rep;
-	int fds[3];
+	int fds[4];
 	int ret;
 
 	memset(&rep, 0, sizeof(rep));
@@ -356,7 +357,11 @@ static void session_connect(struct aiod_session *s, const struct rtio_connect_re
 		return;
 	}
 	rep.features = req->features & RTIO_FEAT_ALL;
+	if (aiod_qos_fd(ctx) < 0) {
+		rep.features &= ~RTIO_FEAT_QOS;
+	}
 	fds[2] = (rep.features & RTIO_FEAT_SHM_WRITE) ? ctx->region.fd : ctx->region.ro_fd;
+	fds[3] = aiod_qos_fd(ctx);
 	s->features = rep.features;
 	s->reqq_fde = tevent_add_fd(ctx->ev, s, (int)s->reqq, TEVENT_FD_READ, session_reqq_ready, s);
 	ret = s->reqq_fde == NULL ? -ENOMEM : ctx->handlers->connected(s);
@@ -371,7 +376,8 @@ static void session_connect(struct aiod_session *s, const struct rtio_connect_re
 	rep.block_size = ctx->region.block_size;
 	rep.max_inflight = aiod_session_depth(ctx);
 	rep.max_io = cfg->max_io;
-	ret = rtio_sock_send(s->sock, &rep, sizeof(rep), fds, 3);
+	/* the QoS flow table goes to every client that paces (read-write: they charge it) */
+	ret = rtio_sock_send(s->sock, &rep, sizeof(rep), fds, (rep.features & RTIO_FEAT_QOS) ? 4 : 3);
 	close(fds[0]);
 	close(fds[1]);
 	if (ret != 0) {
@@ -403,7 +409,7 @@ static bool allowed_before_connect(uint16_t opcode)
 {
 	return opcode == RTIO_OP_CONNECT || opcode == RTIO_OP_STATS ||
 	       opcode == RTIO_OP_FILE_STATS || opcode == RTIO_OP_SESSION_STATS ||
-	       opcode == RTIO_OP_INFO || opcode == RTIO_OP_DISCONNECT;
+	       opcode == RTIO_OP_INFO || opcode == RTIO_OP_QOS_LIST || opcode == RTIO_OP_DISCONNECT;
 }
 
 static void session_handshake_timeout(struct tevent_context *ev, struct tevent_timer *te,

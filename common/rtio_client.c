@@ -52,6 +52,10 @@ static void client_close_fds(struct rtio_client *c)
 		(void)munmap(c->shm, c->shm_size);
 		c->shm = NULL;
 	}
+	if (c->qos_fd >= 0) {
+		(void)close(c->qos_fd);
+		c->qos_fd = -1;
+	}
 }
 
 void rtio_cl_kill(struct rtio_client *c, int err)
@@ -115,6 +119,12 @@ int rtio_cl_control(struct rtio_client *c, void *req, size_t req_len, const int 
 	if (matches && rep->hdr.result < 0 && nfds == 0) {
 		return rep->hdr.result;	/* aiod refused; the session itself is fine */
 	}
+	/* CONNECT: the QoS flow table comes only when QoS was granted */
+	if (matches && h->opcode == RTIO_OP_CONNECT && n_recv_fds == 4 && nfds == 3 &&
+	    !(rep->connect_rep.features & RTIO_FEAT_QOS)) {
+		recv_fds[3] = -1;
+		return rep->hdr.result;
+	}
 	if (!matches || nfds != n_recv_fds) {
 		close_fds(recv_fds, nfds);
 		rtio_cl_kill(c, -ENOTCONN);
@@ -140,6 +150,7 @@ static int client_new(TALLOC_CTX *mem_ctx, const char *socket_path, int timeout_
 	}
 	c->sock = -1;
 	c->reqq = (mqd_t)-1;
+	c->qos_fd = -1;
 	c->repq = (mqd_t)-1;
 	c->owner = getpid();
 	c->timeout_ms = timeout_ms;
@@ -169,7 +180,7 @@ int rtio_client_connect_features(TALLOC_CTX *mem_ctx, const char *socket_path, c
 	struct rtio_client *c;
 	struct rtio_connect_req req;
 	union rtio_msg rep;
-	int fds[3] = { -1, -1, -1 };
+	int fds[4] = { -1, -1, -1, -1 };
 	struct mq_attr attr;
 	void *map;
 	int ret;
@@ -185,7 +196,7 @@ int rtio_client_connect_features(TALLOC_CTX *mem_ctx, const char *socket_path, c
 	req.pid = (uint32_t)c->owner;
 	req.features = features & RTIO_FEAT_ALL;
 	snprintf(req.client, sizeof(req.client), "%s", name != NULL ? name : "client");
-	ret = rtio_cl_control(c, &req, sizeof(req), NULL, 0, &rep, fds, 3);
+	ret = rtio_cl_control(c, &req, sizeof(req), NULL, 0, &rep, fds, 4);
 	if (ret < 0) {
 		/* a refusal (e.g. -EUSERS) carries no descriptors; a bad reply had its closed */
 		talloc_free(c);
@@ -200,6 +211,11 @@ int rtio_client_connect_features(TALLOC_CTX *mem_ctx, const char *socket_path, c
 	c->max_io = rep.connect_rep.max_io;
 	c->features = rep.connect_rep.features & RTIO_FEAT_ALL;
 	c->shm_size = rep.connect_rep.shm_size;
+	/* The QoS flow table stays open: whoever paces maps it itself (rtio_client_qos_fd). */
+	c->qos_fd = (c->features & RTIO_FEAT_QOS) ? fds[3] : -1;
+	if (c->qos_fd < 0 && fds[3] >= 0) {
+		(void)close(fds[3]);
+	}
 	if (c->max_inflight == 0 || c->max_inflight > RTIO_SLOT_MASK || c->max_io == 0 ||
 	    c->shm_size < RTIO_SHM_DATA_OFF) {
 		(void)close(fds[2]);
@@ -266,6 +282,11 @@ pid_t rtio_client_owner(const struct rtio_client *c)
 uint32_t rtio_client_session_id(const struct rtio_client *c)
 {
 	return c->session_id;
+}
+
+int rtio_client_qos_fd(const struct rtio_client *c)
+{
+	return c->alive ? c->qos_fd : -1;
 }
 
 bool rtio_client_uses_socket_queue(const struct rtio_client *c)

@@ -84,6 +84,22 @@ void rtio_client_set_timeout(struct rtio_client *c, int timeout_ms);
 /* The pid that connected (a fork()ed child must not use its parent's session). */
 pid_t rtio_client_owner(const struct rtio_client *c);
 uint32_t rtio_client_session_id(const struct rtio_client *c);
+/*
+ * The QoS flow table aiod passed at CONNECT (rtio_qos.h), -1 if none: map it
+ * read-write with its own mmap (the mapping outlives the session, so the
+ * last published rates stay in force when aiod goes). Owned by the client.
+ */
+int rtio_client_qos_fd(const struct rtio_client *c);
+
+/*
+ * QOS_BIND (rtio_proto.h): the flow whose slot paces I/O of this principal
+ * (file NULL: the tree connect's) and the flags; -errno on failure.
+ */
+int rtio_client_qos_bind(struct rtio_client *c, const struct rtio_qos_bind_req *who,
+			 struct rtio_qos_bind_rep *out);
+/* QOS_LIST: the index-th flow in use; -ENOENT past the last. */
+int rtio_client_qos_list(struct rtio_client *c, uint32_t index, struct rtio_qos_list_rep *out);
+
 /* Whether aiod gave this session a socket pair instead of message queues (rtio_queue.h). */
 bool rtio_client_uses_socket_queue(const struct rtio_client *c);
 uint32_t rtio_client_block_size(const struct rtio_client *c);

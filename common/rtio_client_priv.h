@@ -52,6 +52,7 @@ struct rtio_client {
 	bool qsock;		/* the queues are a socket pair (rtio_queue.h) */
 	uint8_t *shm;
 	size_t shm_size;
+	int qos_fd;		/* the QoS flow table (RTIO_FEAT_QOS), -1 = none */
 	uint32_t session_id;
 	uint32_t block_size;
 	uint32_t max_inflight;

@@ -141,6 +141,38 @@ int rtio_client_info(struct rtio_client *c, uint32_t index, struct rtio_info_rep
 	return 0;
 }
 
+int rtio_client_qos_bind(struct rtio_client *c, const struct rtio_qos_bind_req *who,
+			 struct rtio_qos_bind_rep *out)
+{
+	union rtio_msg req = { .qos_bind_req = *who };
+	union rtio_msg rep;
+	int ret;
+
+	ret = control_call(c, RTIO_OP_QOS_BIND, &req, sizeof(req.qos_bind_req), NULL, 0, &rep);
+	if (ret < 0) {
+		return ret;
+	}
+	*out = rep.qos_bind_rep;
+	out->rule[sizeof(out->rule) - 1] = '\0';
+	return 0;
+}
+
+int rtio_client_qos_list(struct rtio_client *c, uint32_t index, struct rtio_qos_list_rep *out)
+{
+	union rtio_msg req = { .qos_list_req = { .index = index } };
+	union rtio_msg rep;
+	int ret;
+
+	ret = control_call(c, RTIO_OP_QOS_LIST, &req, sizeof(req.qos_list_req), NULL, 0, &rep);
+	if (ret < 0) {
+		return ret;
+	}
+	*out = rep.qos_list_rep;
+	out->rule[sizeof(out->rule) - 1] = '\0';
+	out->principal[sizeof(out->principal) - 1] = '\0';
+	return 0;
+}
+
 /* ---- synchronous data operations ---- */
 
 struct sync_state {

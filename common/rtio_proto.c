@@ -38,6 +38,10 @@ static const struct rtio_op_desc rtio_ops[RTIO_OP_MAX] = {
 	[RTIO_OP_SESSION_STATS] = { "SESSION_STATS", sizeof(struct rtio_index_req),
 				    sizeof(struct rtio_session_stats_rep) },
 	[RTIO_OP_INFO]       = { "INFO", sizeof(struct rtio_index_req), sizeof(struct rtio_info_rep) },
+	[RTIO_OP_QOS_BIND]   = { "QOS_BIND", sizeof(struct rtio_qos_bind_req),
+				 sizeof(struct rtio_qos_bind_rep) },
+	[RTIO_OP_QOS_LIST]   = { "QOS_LIST", sizeof(struct rtio_qos_list_req),
+				 sizeof(struct rtio_qos_list_rep) },
 };
 
 const char *rtio_op_name(unsigned opcode)

@@ -56,6 +56,8 @@ enum rtio_op {
 	RTIO_OP_WROTE      = 15,	/* queue: the client wrote a range itself; reply when aiod's cache agrees */
 	RTIO_OP_SESSION_STATS = 16,	/* the index-th connected session (aiodctl sessions) */
 	RTIO_OP_INFO       = 17,	/* aiod's version and uptime, and the index-th stream class */
+	RTIO_OP_QOS_BIND   = 18,	/* which QoS flow a principal's (or a file's) I/O is paced by */
+	RTIO_OP_QOS_LIST   = 19,	/* the index-th QoS flow in use (aiodctl qos) */
 	RTIO_OP_MAX			/* first unassigned opcode */
 };
 
@@ -71,7 +73,12 @@ enum rtio_op {
  * read-only one, so no stray store of any smbd can change another's bytes.
  */
 #define RTIO_FEAT_SHM_WRITE 0x0004u
-#define RTIO_FEAT_ALL       (RTIO_FEAT_WROTE | RTIO_FEAT_SHM_WRITE)
+/*
+ * QoS: CONNECT's reply carries a fourth descriptor, the QoS flow table
+ * (rtio_qos.h), which the client maps read-write and paces its I/O by.
+ */
+#define RTIO_FEAT_QOS       0x0008u
+#define RTIO_FEAT_ALL       (RTIO_FEAT_WROTE | RTIO_FEAT_SHM_WRITE | RTIO_FEAT_QOS)
 
 struct rtio_hdr {
 	uint32_t magic;		/* both: RTIO_MAGIC */
@@ -296,6 +303,60 @@ struct rtio_release_req {	/* READ1 (no reply), WRITE1 (reply: bytes written) */
 	uint64_t token;		/* client: from the READ0/WRITE0 reply */
 };
 
+/*
+ * QOS_BIND: who is doing I/O, as smbd knows it; aiod matches its [qos.NAME]
+ * rules and answers with the flow table slot to pace by. Text fields are
+ * NUL-terminated; an empty one is unknown. Sent at each tree connect (file
+ * empty) and, only when the answer had RTIO_QOS_FILE_RULES, for each file
+ * opened (file = the share-relative path).
+ */
+struct rtio_qos_bind_req {
+	struct rtio_hdr hdr;
+	uint32_t uid;		/* client: the user's uid */
+	uint32_t reserved0;
+	char user[64];		/* client: the user's unix name */
+	char client[48];	/* client: the client's IP address (inet_ntop form) */
+	char guid[40];		/* client: the client's GUID (8-4-4-4-12 hex) */
+	char share[64];		/* client: share name */
+	char file[RTIO_NAME_MAX];	/* client: share-relative path, or "" */
+};
+
+#define RTIO_QOS_NO_FLOW    UINT32_MAX	/* QOS_BIND: not paced (no rule, or no slot left) */
+#define RTIO_QOS_FILE_RULES 0x0001u	/* QOS_BIND: rules on file names may apply: bind each file */
+
+struct rtio_qos_bind_rep {
+	struct rtio_hdr hdr;
+	uint32_t slot;		/* aiod: flow table slot, RTIO_QOS_NO_FLOW = none */
+	uint32_t flags;		/* aiod: RTIO_QOS_* */
+	uint64_t generation;	/* aiod: the slot's generation when bound (rtio_qos_current) */
+	char rule[64];		/* aiod: the matched [qos.NAME]'s NAME, "" = best effort */
+};
+
+/* QOS_LIST: the index-th flow in use; -ENOENT past the last. */
+struct rtio_qos_list_req {
+	struct rtio_hdr hdr;
+	uint32_t index;		/* client */
+	uint32_t reserved;
+};
+
+struct rtio_qos_list_rep {
+	struct rtio_hdr hdr;
+	uint32_t slot;		/* aiod */
+	uint32_t binds;		/* aiod: tree connects and files bound to it now */
+	char rule[64];		/* aiod: [qos.NAME] or "" for a best-effort principal */
+	char principal[64];	/* aiod: who: the rule's own name, or user@client */
+	uint64_t limit_Bps;	/* aiod: configured (0 = none) */
+	uint64_t reserve_Bps;
+	uint32_t weight;
+	uint32_t reserved0;
+	uint64_t rate_Bps;	/* aiod: published now, 0 = not paced */
+	uint64_t rate_1s_Bps;	/* aiod: measured over the last second */
+	uint64_t rate_10s_Bps;	/* aiod: over the last ten seconds */
+	uint64_t waiting;	/* clients: requests held by pacing now */
+	uint64_t paced;		/* clients: requests that had to wait, since bound */
+	uint64_t bytes;		/* clients: read + written since bound */
+};
+
 /* A plain reply: FSYNC, WRITE1, CLOSE, FTRUNCATE, UNLINK, DISCONNECT. */
 struct rtio_simple_rep {
 	struct rtio_hdr hdr;
@@ -321,6 +382,10 @@ union rtio_msg {
 	struct rtio_io_rep io_rep;
 	struct rtio_release_req release_req;
 	struct rtio_simple_rep simple_rep;
+	struct rtio_qos_bind_req qos_bind_req;
+	struct rtio_qos_bind_rep qos_bind_rep;
+	struct rtio_qos_list_req qos_list_req;
+	struct rtio_qos_list_rep qos_list_rep;
 	uint8_t raw[RTIO_MSG_MAX];
 };
 
@@ -349,6 +414,10 @@ _Static_assert(sizeof(struct rtio_io_req) == 56, "rtio_io_req");
 _Static_assert(offsetof(struct rtio_io_rep, seg) == 48, "rtio_io_rep.seg");
 _Static_assert(sizeof(struct rtio_io_rep) == 48 + 16 * RTIO_MAX_SEGS, "rtio_io_rep");
 _Static_assert(sizeof(struct rtio_release_req) == 40, "rtio_release_req");
+_Static_assert(sizeof(struct rtio_qos_bind_req) == 512, "rtio_qos_bind_req");
+_Static_assert(sizeof(struct rtio_qos_bind_rep) == 112, "rtio_qos_bind_rep");
+_Static_assert(sizeof(struct rtio_qos_list_req) == 40, "rtio_qos_list_req");
+_Static_assert(sizeof(struct rtio_qos_list_rep) == 240, "rtio_qos_list_rep");
 _Static_assert(sizeof(union rtio_msg) == RTIO_MSG_MAX, "rtio_msg");
 
 /*

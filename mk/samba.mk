@@ -76,9 +76,10 @@ SAMBA_LDFLAGS = -shared -fPIC -Wl,-z,defs -Wl,--as-needed \
 # smbd-shim (become_root/unbecome_root), samba-debug (DBG_*), genrand
 # (smb_panic, hence SMB_ASSERT; and generate_random_buffer), replace
 # (rep_memset_s, hence ZERO_STRUCT), sys-rw (sys_pread_full & co), msghdr
-# (msghdr_prep_fds & co, fd passing).  vfs_aio_pthread would also need
-# samba3-util and messages-dgm.
-SAMBA_PRIVATE_LIBS ?= smbd-base smbd-shim samba-debug genrand replace sys-rw msghdr
+# (msghdr_prep_fds & co, fd passing), samba-sockets (tsocket_address_*: the
+# client's address for QoS).  vfs_aio_pthread would also need samba3-util and
+# messages-dgm.
+SAMBA_PRIVATE_LIBS ?= smbd-base smbd-shim samba-debug genrand replace sys-rw msghdr samba-sockets
 # Public ones have no unversioned .so link without samba-dev, hence -l:.
 # smbconf: lp_parm_*; samba-util: talloc_stackframe, smb_panic, ...;
 # samba-errors: nt_errstr, map_nt_error_from_unix; tevent-util:

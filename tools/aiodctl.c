@@ -24,6 +24,7 @@ static const struct aiodctl_cmd cmds[] = {
 	{ "sessions", true, aiodctl_cmd_sessions, "sessions [--json] [-i INTERVAL_MS]" },
 	{ "metrics", true, aiodctl_cmd_metrics, "metrics [-o FILE]" },
 	{ "top", true, aiodctl_cmd_top, "top [-n COUNT] [-i INTERVAL_MS]" },
+	{ "qos", true, aiodctl_cmd_qos, "qos [--json]" },
 	{ "cat", false, aiodctl_cmd_cat, "cat FILE [OFFSET [LENGTH]]" },
 	{ "write", false, aiodctl_cmd_write, "write FILE [OFFSET]   (data from stdin)" },
 };

@@ -45,6 +45,9 @@ struct aiodctl_cmd {
 /* aiodctl.c: the connection, made on first use; NULL (and a message) when aiod is not there. */
 struct rtio_client *aiodctl_client(struct aiodctl *ctl);
 
+/* aiodctl_qos.c: the QoS flows (aiod(8), QOS) */
+int aiodctl_cmd_qos(struct aiodctl *ctl, int argc, char **argv);
+
 /* aiodctl_io.c */
 int aiodctl_cmd_cat(struct aiodctl *ctl, int argc, char **argv);
 int aiodctl_cmd_write(struct aiodctl *ctl, int argc, char **argv);

@@ -22,6 +22,7 @@
 #include "vfs_rtio_config.h"
 #include "vfs_rtio_fsp.h"
 #include "vfs_rtio_io.h"
+#include "vfs_rtio_qos.h"
 #include "vfs_rtio_sendfile.h"
 #include "vfs_rtio_session.h"
 
@@ -73,6 +74,8 @@ static int vfs_rtio_connect(struct vfs_handle_struct *handle, const char *servic
 
 	/* The first tree connect of the process sets up the session. */
 	client = vfs_rtio_session_client(config->session, false);
+	/* QoS: which flow paces this connection (bound later if aiod is not there yet) */
+	config->qos = vfs_rtio_qos_connect(config, handle, config->session);
 	if (client != NULL) {
 		VFS_RTIO_STATUS("rtio: attached to aiod at %s (session %" PRIu32 ")\n",
 				config->socket_path, vfs_rtio_session_id(config->session));

@@ -46,6 +46,7 @@
 #include "vfs_rtio_fsp.h"
 #include "vfs_rtio_io.h"
 #include "vfs_rtio_next.h"
+#include "vfs_rtio_qos.h"
 #include "vfs_rtio_session.h"
 
 #undef DBGC_CLASS
@@ -72,6 +73,8 @@ struct vfs_rtio_aio {
 	size_t done;				/* bytes transferred, by aiod then locally */
 	struct rtio_client_io *io;		/* the library's request, while pending */
 	struct tevent_timer *timer;
+	struct tevent_timer *pace_timer;	/* held by QoS pacing until it fires */
+	struct vfs_rtio_qos_ticket pace;
 	struct timespec start_time;
 	struct timespec end_time;
 	bool write_local;			/* written by smbd; aiod is told afterwards */
@@ -436,7 +439,48 @@ static void vfs_rtio_aio_cleanup(struct tevent_req *req, enum tevent_req_state r
 {
 	struct vfs_rtio_aio *a = tevent_req_data(req, struct vfs_rtio_aio);
 
+	if (a->pace_timer != NULL) {
+		TALLOC_FREE(a->pace_timer);	/* abandoned while QoS held it */
+		vfs_rtio_qos_release(&a->pace);
+	}
 	vfs_rtio_aio_cancel(a);
+}
+
+/* QoS held the request for its flow's rate: now it goes. */
+static void vfs_rtio_aio_paced(struct tevent_context *ev, struct tevent_timer *te,
+			       struct timeval now, void *private_data)
+{
+	struct vfs_rtio_aio *a = talloc_get_type_abort(private_data, struct vfs_rtio_aio);
+
+	a->pace_timer = NULL;	/* tevent frees a timer after it fired */
+	vfs_rtio_qos_release(&a->pace);
+	vfs_rtio_aio_submit(a);
+}
+
+/*
+ * Charge the request to its QoS flow (vfs_rtio_qos.h); true when it has to
+ * wait first, with a timer armed that submits it. Without a timer (no
+ * memory) it goes at once: never lose a request to pacing.
+ */
+static bool vfs_rtio_aio_pace(struct vfs_rtio_aio *a)
+{
+	uint64_t wait_ns;
+
+	if (a->op != VFS_RTIO_OP_PREAD && a->op != VFS_RTIO_OP_PWRITE) {
+		return false;
+	}
+	wait_ns = vfs_rtio_qos_charge(vfs_rtio_qos_of(a->handle), a->op == VFS_RTIO_OP_PWRITE, a->n,
+				      &a->pace);
+	if (wait_ns == 0) {
+		return false;
+	}
+	a->pace_timer = tevent_add_timer(a->ev, a, timeval_current_ofs_usec(wait_ns / 1000),
+					 vfs_rtio_aio_paced, a);
+	if (a->pace_timer == NULL) {
+		vfs_rtio_qos_release(&a->pace);
+		return false;
+	}
+	return true;
 }
 
 struct tevent_req *vfs_rtio_aio_send(struct vfs_handle_struct *handle, TALLOC_CTX *mem_ctx,
@@ -467,7 +511,9 @@ struct tevent_req *vfs_rtio_aio_send(struct vfs_handle_struct *handle, TALLOC_CT
 		return tevent_req_post(req, ev);
 	}
 
-	vfs_rtio_aio_submit(a);
+	if (!vfs_rtio_aio_pace(a)) {
+		vfs_rtio_aio_submit(a);
+	}
 	if (!tevent_req_is_in_progress(req)) {
 		return tevent_req_post(req, ev);
 	}

@@ -15,6 +15,8 @@
 struct vfs_rtio_session;
 
 /* Per tree connect: the share's rtio:* parameters. */
+struct vfs_rtio_qos;
+
 struct vfs_rtio_config {
 	const char *socket_path;
 	int timeout_ms;
@@ -25,6 +27,7 @@ struct vfs_rtio_config {
 	bool case_sensitive;	/* pattern matching follows the share */
 	uint64_t register_min_size;	/* smaller files are registered when they grow; 0: at open */
 	struct vfs_rtio_session *session;	/* shared by the whole process */
+	struct vfs_rtio_qos *qos;	/* the flow this tree connect is paced by (vfs_rtio_qos.c) */
 };
 
 int vfs_rtio_config_load(struct vfs_handle_struct *handle, TALLOC_CTX *mem_ctx,

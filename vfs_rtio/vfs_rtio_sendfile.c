@@ -25,6 +25,7 @@
 
 #include "vfs_rtio.h"
 #include "vfs_rtio_fsp.h"
+#include "vfs_rtio_qos.h"
 #include "vfs_rtio_sendfile.h"
 #include "vfs_rtio_session.h"
 
@@ -175,10 +176,12 @@ ssize_t vfs_rtio_sendfile(struct vfs_handle_struct *handle, int tofd, files_stru
 			  const DATA_BLOB *hdr, off_t offset, size_t n)
 {
 	struct vfs_rtio_fsp *ext = NULL;
-	struct rtio_client *client = vfs_rtio_fsp_client(handle, fromfsp, VFS_RTIO_ACCESS_READ,
-							  offset, n, &ext);
+	struct rtio_client *client;
 	struct vfs_rtio_sendfile sf;
 	ssize_t ret;
+
+	vfs_rtio_qos_pace(vfs_rtio_qos_of(handle), false, n);
+	client = vfs_rtio_fsp_client(handle, fromfsp, VFS_RTIO_ACCESS_READ, offset, n, &ext);
 
 	/* not aiod's (yet), aiod away: the kernel's sendfile from smbd's descriptor */
 	if (client == NULL || n == 0) {

@@ -83,5 +83,6 @@ run no-room-fallback t_noroom
 run smbtorture-fast t_smbtorture
 run streams-emudisk t_streams
 run streams-together-and-replay t_streams_together
+run qos-limit-reload-kill t_qos_limit
 
 it_finish

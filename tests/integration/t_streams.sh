@@ -61,9 +61,6 @@ play_streams() {
 	return $rc
 }
 
-# json_field FILE KEY: a number from rtio-stream's one-line JSON report.
-json_field() { sed -n "s/.*\"$2\":\\([0-9.-]*\\).*/\\1/p" "$1"; }
-
 # Four streams opened at the same instant on the emulated disk with the
 # README's stream settings (no calibration: io_size 16M, queue_depth 1,
 # prebuffer_ms 1000): the start-up is a race for the disk, and after it

@@ -135,7 +135,7 @@ static inline int setup(void **state)
 	union rtio_msg rep;
 	uint8_t *data = malloc(NBLOCKS * 2 * BS);
 	char path[128];
-	int sv[2], fds[3] = { -1, -1, -1 };
+	int sv[2], fds[4] = { -1, -1, -1, -1 };
 
 	assert_non_null(f);
 	assert_non_null(data);
@@ -162,7 +162,9 @@ static inline int setup(void **state)
 	rtio_hdr_init(&cr.hdr, RTIO_OP_CONNECT, sizeof(cr), 1);
 	cr.pid = (uint32_t)getpid();
 	cr.features = RTIO_FEAT_ALL;
-	assert_int_equal(control(f, &cr, sizeof(cr), NULL, &rep, fds, 3), 0);
+	assert_int_equal(control(f, &cr, sizeof(cr), NULL, &rep, fds, 4), 0);
+	assert_true(rep.connect_rep.features & RTIO_FEAT_QOS);
+	close(fds[3]);		/* the QoS flow table: not paced here */
 	close(fds[0]);		/* requests go to aiod_data_handle() directly */
 	f->repq = fds[1];
 	f->region_fd = fds[2];

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "qos_policy.h"
 #include "config_dump.h"
 #include "ini.h"
 #include "profile.h"
@@ -173,7 +174,12 @@ static void assert_refused_at(const char *text, unsigned line, ...)
 
 	assert_int_equal(load_text(text, &cfg, err, sizeof(err)), -EINVAL);
 	assert_null(cfg);
-	snprintf(where, sizeof(where), "%s:%u: ", path, line);
+	/* line 0: an error about the file as a whole ("path: ...") */
+	if (line == 0) {
+		snprintf(where, sizeof(where), "%s: ", path);
+	} else {
+		snprintf(where, sizeof(where), "%s:%u: ", path, line);
+	}
 	if (strncmp(err, where, strlen(where)) != 0) {
 		fail_msg("expected '%s' at the start of '%s'", where, err);
 	}
@@ -267,7 +273,29 @@ static void test_config_cross_key_errors_name_the_line(void **state)
 	assert_refused_at("[admission]\n\nmode = strict\n", 3, "[admission] mode = 'strict'", NULL);
 	assert_refused_at("[engine]\nqueue_deepth = 4\n", 2, "unknown key 'queue_deepth' in [engine]",
 			  NULL);
-	assert_refused_at("[global]\n[qos.gold]\nrate = 1M\n", 2, "unknown section [qos.gold]", NULL);
+	assert_refused_at("[global]\n[qos.gold]\nrate = 1M\n", 3, "[qos.gold]", "rate", NULL);
+	assert_refused_at("[global]\n[quota.gold]\nlimit = 1M\n", 2, "unknown section [quota.gold]",
+			  NULL);
+}
+
+/* [qos.NAME] goes to the policy unit; the policy as a whole is checked against a configured capacity. */
+static void test_config_qos_sections(void **state)
+{
+	struct aiod_config *cfg;
+	char err[512];
+
+	(void)state;
+	assert_int_equal(load_text("[qos.ingest]\nmatch_user = ingest\nlimit = 200M\n"
+				   "[qos.bay]\nmatch_client = 10.0.0.0/24\nreserve = 100M\n",
+				   &cfg, err, sizeof(err)), 0);
+	assert_non_null(cfg->qos);
+	assert_int_equal(cfg->qos->n_rules, 2);
+	talloc_free(cfg);
+	assert_refused_at("[admission]\ncapacity = 100M\n[qos.a]\nmatch_user = a\nreserve = 80M\n"
+			  "[qos.b]\nmatch_user = b\nreserve = 80M\n", 0, "[qos.a]", "[qos.b]",
+			  "capacity", NULL);
+	assert_refused_at("[qos.a]\nmatch_user = a\nlimit = lots\n", 3, "[qos.a]", "limit", NULL);
+	assert_refused_at("[qos.a]\n", 1, "[qos.a]", "at least", NULL);
 }
 
 static void test_config_accepts_quotes_comments_and_case(void **state)
@@ -363,6 +391,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_config_rejects_priority),
 		cmocka_unit_test(test_config_rejects_cache_larger_than_ram),
 		cmocka_unit_test(test_config_cross_key_errors_name_the_line),
+		cmocka_unit_test(test_config_qos_sections),
 		cmocka_unit_test(test_config_accepts_quotes_comments_and_case),
 		cmocka_unit_test(test_config_ini_keeps_order_and_lines),
 		cmocka_unit_test(test_config_dump_names_sources),

@@ -3,7 +3,7 @@
  * run aiod's layers in-process (test_session.c, test_dataplane.c): defaults,
  * a small unlocked cache, the region, the cache, the engine (the real one
  * or tests/unit/fake_engine.c, whichever is linked), admission with a known
- * capacity, and the handler table. Fails the test on any error.
+ * capacity, the QoS flow table, and the handler table. Fails the test on any error.
  *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -14,6 +14,7 @@
 #include "aiod.h"
 #include "files.h"
 #include "handlers.h"
+#include "qos.h"
 #include "region.h"
 #include "streams.h"
 
@@ -47,6 +48,7 @@ static inline struct aiod_ctx *unit_ctx_new(TALLOC_CTX *mem_ctx, uint64_t cache_
 					 sizeof(err));
 	assert_non_null(ctx->engine);
 	aiod_admission_init(ctx);
+	assert_int_equal(aiod_qos_init(ctx, err, sizeof(err)), 0);
 	return ctx;
 }
 

@@ -1,0 +1,71 @@
+# QoS (issue 13) through the real smbd and module: a [qos.NAME] limit holds
+# for a user's connections together, a reload changes it on running
+# connections, and when aiod dies (kill -9) the clients see no error and the
+# last published rate stays in force (the module keeps the flow table
+# mapped). The files are in aiod's cache after the first pass, so without
+# the limit each reader would go at hundreds of MB/s.
+#
+# Copyright (C) 2026 rtio developers
+# SPDX-License-Identifier: GPL-3.0-or-later
+
+# qos_readers SECONDS TAG: two greedy readers, one SMB connection (one smbd)
+# each, on their own file; prints "MiB/s errors" for the two together.
+qos_readers() {
+	local secs=$1 tag=$2 i pids=() bytes=0 el max=0 errs=0 b
+	for i in 1 2; do
+		"$BUILD/rtio-stream" --url "smb://127.0.0.1:$QOS_PORT/s/q$i.bin" \
+			--user "$IT_USER%$IT_PASS" --greedy --chunk 1M --duration "$secs" \
+			> "$PRIV_DIR/$tag.$i.json" 2> "$PRIV_DIR/$tag.$i.err" &
+		pids+=($!)
+		it_track "$!" rtio-stream
+	done
+	[ -n "${QOS_DURING:-}" ] && eval "$QOS_DURING"
+	wait "${pids[@]}" || errs=$((errs + 1))
+	for i in 1 2; do
+		b=$(json_field "$PRIV_DIR/$tag.$i.json" bytes)
+		el=$(json_field "$PRIV_DIR/$tag.$i.json" elapsed_s)
+		grep -q '"error":null' "$PRIV_DIR/$tag.$i.json" || errs=$((errs + 1))
+		bytes=$((bytes + ${b:-0}))
+		max=$(awk -v a="$max" -v b="${el:-0}" 'BEGIN { print (b > a) ? b : a }')
+	done
+	awk -v b="$bytes" -v t="$max" -v e="$errs" 'BEGIN { printf "%.2f %d\n", (t > 0 ? b / t / 1048576 : 0), e }'
+}
+
+# qos_within RATE LIMIT_MIB: RATE within -10 % and +5 % (plus the 100 ms burst) of the limit
+qos_within() {
+	awk -v r="$1" -v l="$2" 'BEGIN { exit !(r >= 0.90 * l && r <= 1.05 * l + 0.1 * l) }'
+}
+
+t_qos_limit() {
+	local out rate errs rc=0
+	QOS_PORT=$((IT_PORT + 7))
+	it_private qos "$QOS_PORT" '[qos.capped]\nmatch_user = rtiotest\nlimit = 24M' '' ''
+	head -c $((32 << 20)) /dev/urandom > "$PRIV_DIR/share/q1.bin"
+	head -c $((32 << 20)) /dev/urandom > "$PRIV_DIR/share/q2.bin"
+	qos_readers 2 warm > /dev/null	# into aiod's cache
+
+	read -r rate errs <<< "$(qos_readers 5 limit)"
+	echo "limit 24 MiB/s, two connections together: $rate MiB/s, $errs errors"
+	qos_within "$rate" 24 && [ "$errs" = 0 ] || rc=1
+	out=$("$BUILD/aiodctl" -s "$PRIV_SOCK" qos)
+	echo "$out" | sed 's/^/    /'
+	echo "$out" | grep -q "capped .*rtiotest\|capped  *capped" || { echo "aiodctl qos: no 'capped' flow"; rc=1; }
+
+	# a reload raises the limit on the running connections' principal
+	sed -i 's/^limit = 24M/limit = 48M/' "$PRIV_DIR/aiod.ini"
+	kill -HUP "$PRIV_AIOD_PID"
+	it_wait_up "$PRIV_AIOD_PID" "$IT_T/log/aiod-qos.log" "the reload" \
+		grep -q "QoS policy of 1 rules in force" "$IT_T/log/aiod-qos.log"
+	read -r rate errs <<< "$(qos_readers 4 reload)"
+	echo "after reload, limit 48 MiB/s: $rate MiB/s, $errs errors"
+	qos_within "$rate" 48 && [ "$errs" = 0 ] || rc=1
+
+	# aiod killed mid-run: no client error, the last rate still holds
+	read -r rate errs <<< "$(QOS_DURING='sleep 2; kill -KILL $PRIV_AIOD_PID' qos_readers 6 killed)"
+	echo "aiod killed after 2 s of 6: $rate MiB/s, $errs errors"
+	[ "$errs" = 0 ] || rc=1
+	awk -v r="$rate" 'BEGIN { exit !(r >= 0.5 * 48 && r <= 1.15 * 48) }' ||
+		{ echo "the limit did not hold without aiod"; rc=1; }
+	it_private_stop
+	return $rc
+}

@@ -1,0 +1,161 @@
+/*
+ * Unit tests of aiod/qos.c in an in-process aiod: which flow slot a
+ * principal is bound to, that a rule's principals share one flow, that no
+ * policy means no flow, that a reload sends every client to bind again, and
+ * that the tick publishes a rule's limit where the clients pace by it.
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <cmocka.h>
+
+#include "unit_ctx.h"
+#include "config.h"
+#include "qos.h"
+#include "qos_policy.h"
+#include "rtio_qos.h"
+
+static struct aiod_ctx *qos_ctx(const char *const *kv)
+{
+	struct aiod_ctx *ctx = unit_ctx_new(NULL, 16u << 20, 1u << 20);
+	char err[512];
+
+	if (kv != NULL) {
+		ctx->cfg->qos = aiod_qos_policy_new(ctx->cfg);
+		for (unsigned i = 0; kv[i] != NULL; i += 3) {
+			assert_int_equal(aiod_qos_policy_add(ctx->cfg->qos, kv[i], kv[i + 1], kv[i + 2],
+							     i + 1, err, sizeof(err)), 0);
+		}
+		assert_int_equal(aiod_qos_check_policy(ctx, ctx->cfg, err, sizeof(err)), 0);
+	}
+	return ctx;
+}
+
+static void qbind(struct aiod_ctx *ctx, const char *user, const char *client,
+		 struct rtio_qos_bind_rep *rep)
+{
+	struct rtio_qos_bind_req req;
+
+	memset(&req, 0, sizeof(req));
+	snprintf(req.user, sizeof(req.user), "%s", user);
+	snprintf(req.client, sizeof(req.client), "%s", client);
+	snprintf(req.share, sizeof(req.share), "media");
+	assert_int_equal(aiod_qos_bind(ctx, &req, rep), 0);
+}
+
+static struct rtio_qos_flow *slot_of(struct aiod_ctx *ctx, uint32_t slot)
+{
+	return rtio_qos_slot(mmap(NULL, rtio_qos_region_size(AIOD_QOS_SLOTS),
+				  PROT_READ | PROT_WRITE, MAP_SHARED, aiod_qos_fd(ctx), 0),
+			     slot);
+}
+
+static void test_qos_no_policy_no_flow(void **state)
+{
+	struct aiod_ctx *ctx = qos_ctx(NULL);
+	struct rtio_qos_bind_rep rep;
+
+	(void)state;
+	qbind(ctx, "alice", "10.0.0.1", &rep);
+	assert_int_equal(rep.slot, RTIO_QOS_NO_FLOW);
+	assert_true(aiod_qos_fd(ctx) >= 0);
+	talloc_free(ctx);
+}
+
+static void test_qos_rule_principals_share_a_flow(void **state)
+{
+	static const char *const kv[] = { "qos.ingest", "match_user", "ingest",
+					  "qos.ingest", "limit", "24M", NULL };
+	struct aiod_ctx *ctx = qos_ctx(kv);
+	struct rtio_qos_bind_rep a, b, c, d;
+	struct rtio_qos_list_rep l;
+
+	(void)state;
+	qbind(ctx, "ingest", "10.0.0.1", &a);
+	qbind(ctx, "ingest", "10.0.0.2", &b);	/* another machine, same user: same flow */
+	qbind(ctx, "bob", "10.0.0.3", &c);	/* no rule: his own best-effort flow */
+	qbind(ctx, "bob", "10.0.0.3", &d);
+	assert_string_equal(a.rule, "ingest");
+	assert_int_not_equal(a.slot, RTIO_QOS_NO_FLOW);
+	assert_int_equal(a.slot, b.slot);
+	assert_int_equal(a.generation, b.generation);
+	assert_string_equal(c.rule, "");
+	assert_int_not_equal(c.slot, a.slot);
+	assert_int_equal(c.slot, d.slot);
+	/* the limit is in force from the first bind, before any tick */
+	assert_int_equal(slot_of(ctx, a.slot)->rates.rate_Bps, 24u << 20);
+	assert_int_equal(slot_of(ctx, c.slot)->rates.rate_Bps, 0);
+	assert_int_equal(aiod_qos_list(ctx, 0, &l), 0);
+	assert_int_equal(aiod_qos_list(ctx, 1, &l), 0);
+	assert_int_equal(aiod_qos_list(ctx, 2, &l), -ENOENT);
+	talloc_free(ctx);
+}
+
+static void test_qos_reload_rebinds(void **state)
+{
+	static const char *const kv[] = { "qos.ingest", "match_user", "ingest",
+					  "qos.ingest", "limit", "24M", NULL };
+	static const char *const kv2[] = { "qos.ingest", "match_user", "ingest",
+					   "qos.ingest", "limit", "48M", NULL };
+	struct aiod_ctx *ctx = qos_ctx(kv);
+	struct aiod_config *next = talloc_zero(ctx, struct aiod_config);
+	struct rtio_qos_bind_rep a, b;
+	struct rtio_qos_flow *f;
+	char err[256];
+
+	(void)state;
+	qbind(ctx, "ingest", "10.0.0.1", &a);
+	f = slot_of(ctx, a.slot);
+	assert_true(rtio_qos_current(f, a.generation));
+	next->qos = aiod_qos_policy_new(next);
+	for (unsigned i = 0; kv2[i] != NULL; i += 3) {
+		assert_int_equal(aiod_qos_policy_add(next->qos, kv2[i], kv2[i + 1], kv2[i + 2], 1, err,
+						     sizeof(err)), 0);
+	}
+	aiod_qos_reload(ctx, next);
+	/* the client's binding is stale: it binds again and gets the new limit */
+	assert_false(rtio_qos_current(f, a.generation));
+	qbind(ctx, "ingest", "10.0.0.1", &b);
+	assert_int_equal(slot_of(ctx, b.slot)->rates.rate_Bps, 48u << 20);
+	talloc_free(ctx);
+}
+
+static void test_qos_overcommitted_reservations_refused(void **state)
+{
+	static const char *const kv[] = { "qos.a", "match_user", "a", "qos.a", "reserve", "600M",
+					  "qos.b", "match_user", "b", "qos.b", "reserve", "600M", NULL };
+	struct aiod_ctx *ctx = qos_ctx(NULL);
+	char err[512];
+
+	(void)state;
+	ctx->cfg->qos = aiod_qos_policy_new(ctx->cfg);
+	for (unsigned i = 0; kv[i] != NULL; i += 3) {
+		assert_int_equal(aiod_qos_policy_add(ctx->cfg->qos, kv[i], kv[i + 1], kv[i + 2], 1,
+						     err, sizeof(err)), 0);
+	}
+	/* unit_ctx: admission capacity 1e9 bytes/s; 1200 MiB/s reserved does not fit */
+	assert_int_equal(aiod_qos_check_policy(ctx, ctx->cfg, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "[qos.a]"));
+	assert_non_null(strstr(err, "[qos.b]"));
+	talloc_free(ctx);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_qos_no_policy_no_flow),
+		cmocka_unit_test(test_qos_rule_principals_share_a_flow),
+		cmocka_unit_test(test_qos_reload_rebinds),
+		cmocka_unit_test(test_qos_overcommitted_reservations_refused),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,265 @@
+/*
+ * QoS pacing in the module: bind a tree connect's principal to its flow,
+ * charge each I/O to the flow's slot (vfs_rtio_qos.h).
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Which parts of the principal stay the same (docs/vfs_rtio.8 says it too):
+ * the user and the client GUID are the same on every channel of a
+ * multichannel session and after a reconnect (durable handles); the client
+ * address is the one of this channel's TCP connection, so rules on
+ * match_client see each channel's own address.
+ */
+#include "includes.h"
+#include "smbd/smbd.h"
+#include "smbd/globals.h"
+#include "lib/tsocket/tsocket.h"
+#include "librpc/gen_ndr/smbXsrv.h"
+
+#include <sys/mman.h>
+
+#include "vfs_rtio.h"
+#include "vfs_rtio_config.h"
+#include "vfs_rtio_qos.h"
+#include "rtio_qos.h"
+
+/* After a failed bind (aiod not there), how long until the next I/O tries again. */
+#define VFS_RTIO_QOS_RETRY_MS 1000
+
+struct vfs_rtio_qos {
+	struct vfs_rtio_session *session;
+	struct rtio_qos_bind_req who;	/* the principal, as sent at every bind */
+	void *map;			/* the flow table, mapped by us: outlives aiod */
+	size_t map_size;
+	struct rtio_qos_flow *slot;	/* NULL: not paced */
+	uint64_t slot_gen;		/* the slot's generation when bound */
+	uint64_t session_gen;		/* the aiod session the binding came from, 0 = none */
+	struct timespec last_try;	/* the last bind attempt that found no aiod */
+	bool tried;
+};
+
+static int vfs_rtio_qos_destructor(struct vfs_rtio_qos *q)
+{
+	if (q->map != NULL) {
+		(void)munmap(q->map, q->map_size);
+	}
+	return 0;
+}
+
+/* The GUID's usual text form (what aiod.ini's match_guid is written as). */
+static void vfs_rtio_qos_guid(const struct GUID *g, char *buf, size_t len)
+{
+	snprintf(buf, len, "%08x-%04x-%04x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 (unsigned)g->time_low, (unsigned)g->time_mid, (unsigned)g->time_hi_and_version,
+		 g->clock_seq[0], g->clock_seq[1], g->node[0], g->node[1], g->node[2], g->node[3],
+		 g->node[4], g->node[5]);
+}
+
+/* The principal from smbd's view of the connection; unknown parts stay empty. */
+static void vfs_rtio_qos_principal(struct vfs_handle_struct *handle, struct rtio_qos_bind_req *who)
+{
+	connection_struct *conn = handle->conn;
+	const struct auth_session_info *si = conn->session_info;
+	struct smbd_server_connection *sconn = conn->sconn;
+	char *addr = NULL;
+
+	memset(who, 0, sizeof(*who));
+	if (si != NULL && si->unix_info != NULL && si->unix_info->unix_name != NULL) {
+		snprintf(who->user, sizeof(who->user), "%s", si->unix_info->unix_name);
+	}
+	if (si != NULL && si->unix_token != NULL) {
+		who->uid = (uint32_t)si->unix_token->uid;
+	}
+	if (sconn != NULL && sconn->remote_address != NULL &&
+	    tsocket_address_is_inet(sconn->remote_address, "ip")) {
+		addr = tsocket_address_inet_addr_string(sconn->remote_address, talloc_tos());
+	}
+	if (addr != NULL) {
+		snprintf(who->client, sizeof(who->client), "%s", addr);
+		TALLOC_FREE(addr);
+	}
+	if (sconn != NULL && sconn->client != NULL && sconn->client->global != NULL) {
+		vfs_rtio_qos_guid(&sconn->client->global->client_guid, who->guid, sizeof(who->guid));
+	}
+	snprintf(who->share, sizeof(who->share), "%s", lp_const_servicename(SNUM(conn)));
+}
+
+struct vfs_rtio_qos_bind_call {
+	struct vfs_rtio_qos *q;
+	struct rtio_qos_bind_rep rep;
+	int fd;
+};
+
+static ssize_t vfs_rtio_qos_bind_call(struct rtio_client *client, void *private_data)
+{
+	struct vfs_rtio_qos_bind_call *c = private_data;
+
+	c->fd = rtio_client_qos_fd(client);
+	return rtio_client_qos_bind(client, &c->q->who, &c->rep);
+}
+
+/* Map the session's flow table (a new aiod has a new one). */
+static int vfs_rtio_qos_map(struct vfs_rtio_qos *q, int fd)
+{
+	struct stat st;
+	void *map;
+
+	if (fd < 0 || fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(struct rtio_qos_header)) {
+		return -EPROTO;
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		return -errno;
+	}
+	if (rtio_qos_check(map, (uint64_t)st.st_size) != 0) {
+		(void)munmap(map, (size_t)st.st_size);
+		return -EPROTO;
+	}
+	if (q->map != NULL) {
+		(void)munmap(q->map, q->map_size);
+	}
+	q->map = map;
+	q->map_size = (size_t)st.st_size;
+	return 0;
+}
+
+/*
+ * Ask aiod which flow paces this connection. Until a bind succeeds the old
+ * binding, if any, stays: a dead aiod's last rates keep holding.
+ */
+static void vfs_rtio_qos_bind(struct vfs_rtio_qos *q)
+{
+	struct vfs_rtio_qos_bind_call c = { .q = q, .fd = -1 };
+	uint64_t gen = vfs_rtio_session_generation(q->session);
+	struct rtio_qos_header *hdr;
+	bool new_table;
+	ssize_t ret;
+
+	clock_gettime_mono(&q->last_try);
+	q->tried = true;
+	ret = vfs_rtio_session_call(q->session, vfs_rtio_qos_bind_call, &c);
+	if (ret < 0) {
+		DBG_DEBUG("rtio: QoS bind for %s@%s: %s\n", q->who.user, q->who.client,
+			  strerror((int)-ret));
+		return;
+	}
+	new_table = gen != q->session_gen || q->map == NULL;
+	q->session_gen = gen;
+	if (c.rep.slot == RTIO_QOS_NO_FLOW) {
+		q->slot = NULL;	/* no rule applies any more: not paced */
+		return;
+	}
+	if (new_table) {
+		if (vfs_rtio_qos_map(q, c.fd) != 0) {
+			q->slot = NULL;
+			return;
+		}
+	}
+	hdr = q->map;
+	if (c.rep.slot >= hdr->nflows) {
+		q->slot = NULL;
+		return;
+	}
+	q->slot = rtio_qos_slot(hdr, c.rep.slot);
+	q->slot_gen = c.rep.generation;
+	DBG_INFO("rtio: QoS: %s@%s on [%s] paced by flow %" PRIu32 " (%s)\n", q->who.user,
+		 q->who.client, q->who.share, c.rep.slot,
+		 c.rep.rule[0] != '\0' ? c.rep.rule : "best effort");
+}
+
+struct vfs_rtio_qos *vfs_rtio_qos_connect(TALLOC_CTX *mem_ctx, struct vfs_handle_struct *handle,
+					  struct vfs_rtio_session *session)
+{
+	struct vfs_rtio_qos *q = talloc_zero(mem_ctx, struct vfs_rtio_qos);
+
+	if (q == NULL) {
+		return NULL;
+	}
+	talloc_set_destructor(q, vfs_rtio_qos_destructor);
+	q->session = session;
+	vfs_rtio_qos_principal(handle, &q->who);
+	if (vfs_rtio_session_live_client(session) != NULL) {
+		vfs_rtio_qos_bind(q);
+	}
+	return q;
+}
+
+/*
+ * Bind again when aiod came back (a new session: new table, new policy) or
+ * gave the slot to another flow (a reload, an idle flow reclaimed). With no
+ * aiod, keep what we have, and try at most once a second.
+ */
+static void vfs_rtio_qos_refresh(struct vfs_rtio_qos *q)
+{
+	bool stale = q->slot != NULL && !rtio_qos_current(q->slot, q->slot_gen);
+	uint64_t gen = vfs_rtio_session_generation(q->session);
+
+	if (!stale && gen == q->session_gen) {
+		return;
+	}
+	if (vfs_rtio_session_live_client(q->session) == NULL) {
+		return;
+	}
+	if (!stale && q->tried && vfs_rtio_elapsed_ms(&q->last_try) < VFS_RTIO_QOS_RETRY_MS) {
+		return;
+	}
+	vfs_rtio_qos_bind(q);
+}
+
+uint64_t vfs_rtio_qos_charge(struct vfs_rtio_qos *q, bool write, uint64_t n,
+			     struct vfs_rtio_qos_ticket *t)
+{
+	struct timespec now;
+	uint64_t wait_ns;
+
+	t->slot = NULL;
+	if (q == NULL) {
+		return 0;
+	}
+	vfs_rtio_qos_refresh(q);
+	if (q->slot == NULL) {
+		return 0;
+	}
+	clock_gettime_mono(&now);
+	wait_ns = rtio_qos_charge(q->slot, write, n,
+				  (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec);
+	if (wait_ns > 0) {
+		t->slot = q->slot;
+		t->gen = q->slot_gen;
+	}
+	return wait_ns;
+}
+
+void vfs_rtio_qos_release(struct vfs_rtio_qos_ticket *t)
+{
+	if (t->slot != NULL) {
+		rtio_qos_wait_done(t->slot, t->gen);
+		t->slot = NULL;
+	}
+}
+
+void vfs_rtio_qos_pace(struct vfs_rtio_qos *q, bool write, uint64_t n)
+{
+	struct vfs_rtio_qos_ticket t;
+	uint64_t wait_ns = vfs_rtio_qos_charge(q, write, n, &t);
+	struct timespec ts;
+
+	if (wait_ns == 0) {
+		return;
+	}
+	ts.tv_sec = (time_t)(wait_ns / 1000000000ull);
+	ts.tv_nsec = (long)(wait_ns % 1000000000ull);
+	/* an interrupted sleep goes on with what is left */
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+	}
+	vfs_rtio_qos_release(&t);
+}
+
+struct vfs_rtio_qos *vfs_rtio_qos_of(struct vfs_handle_struct *handle)
+{
+	struct vfs_rtio_config *config = NULL;
+
+	SMB_VFS_HANDLE_GET_DATA(handle, config, struct vfs_rtio_config, return NULL);
+	return config->qos;
+}

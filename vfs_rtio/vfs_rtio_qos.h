@@ -1,0 +1,49 @@
+/*
+ * QoS pacing in the module (issue 13): each tree connect is bound to the
+ * flow aiod chose for its principal (user, client address, client GUID,
+ * share), and every read and write is charged to that flow's slot in the
+ * shared flow table before it is submitted. aiod only publishes rates; the
+ * waiting happens here, so a throttle never looks like a stuck aiod, and
+ * when aiod is gone the last published rates stay in force (the table stays
+ * mapped).
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef VFS_RTIO_QOS_H
+#define VFS_RTIO_QOS_H
+
+#include "vfs_rtio_session.h"
+
+struct vfs_rtio_qos;
+
+/*
+ * At tree connect: who the connection's I/O belongs to, and its flow if aiod
+ * is there (otherwise bound on the first I/O after aiod comes). NULL only
+ * when out of memory: QoS never fails a tree connect.
+ */
+struct vfs_rtio_qos *vfs_rtio_qos_connect(TALLOC_CTX *mem_ctx, struct vfs_handle_struct *handle,
+					  struct vfs_rtio_session *session);
+
+/* A held I/O: the slot it was charged to (the binding may change while it waits). */
+struct vfs_rtio_qos_ticket {
+	struct rtio_qos_flow *slot;	/* NULL: nothing held */
+	uint64_t gen;
+};
+
+/*
+ * Charge an I/O of n bytes; returns the ns to hold it before submitting
+ * (0: go now). q may be NULL (no QoS). A result > 0 fills *t, which must be
+ * given to vfs_rtio_qos_release() once the I/O was submitted or abandoned.
+ */
+uint64_t vfs_rtio_qos_charge(struct vfs_rtio_qos *q, bool write, uint64_t n,
+			     struct vfs_rtio_qos_ticket *t);
+void vfs_rtio_qos_release(struct vfs_rtio_qos_ticket *t);
+
+/* The sync paths (pread, pwrite, sendfile): charge and sleep here. */
+void vfs_rtio_qos_pace(struct vfs_rtio_qos *q, bool write, uint64_t n);
+
+/* The tree connect's binding, NULL if none. */
+struct vfs_rtio_qos *vfs_rtio_qos_of(struct vfs_handle_struct *handle);
+
+#endif
