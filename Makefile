@@ -305,15 +305,15 @@ clean:
 # ---- Debian packages ----
 
 # dpkg-buildpackage on debian/ (the README's "Debian packages"), everything it
-# writes put into build/deb/ rather than the clone's parent directory, then
-# lintian: an error fails the target, each accepted tag is explained in
-# debian/*.lintian-overrides.
+# writes put into build/deb/ rather than the clone's parent directory and its
+# scratch under debian/ removed afterwards (-tc), then lintian: an error fails
+# the target, each accepted tag is explained in debian/*.lintian-overrides.
 DEB_DIR := $(BUILD)/deb
 deb:
 	@rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)
 	@v=$$(dpkg-parsechangelog -S Version) && a=$$(dpkg-architecture -qDEB_HOST_ARCH) && \
 	RTIO_SAMBA_SRC=$(SAMBA_SRC) RTIO_SAMBA_GEN=$(SAMBA_GEN) RTIO_DEB_DIR=$(DEB_DIR) \
-	dpkg-buildpackage -b -us -uc \
+	dpkg-buildpackage -b -us -uc -tc \
 		--buildinfo-file=$(DEB_DIR)/rtio_$${v}_$${a}.buildinfo --buildinfo-option=-u$(DEB_DIR) \
 		--changes-file=$(DEB_DIR)/rtio_$${v}_$${a}.changes --changes-option=-u$(DEB_DIR) && \
 	lintian --fail-on error --info $(DEB_DIR)/rtio_$${v}_$${a}.changes

@@ -114,8 +114,11 @@ if command -v systemd-analyze >/dev/null 2>&1; then
 fi
 
 # ---- the packaged daemon accepts the packaged configuration ----
-check "packaged aiod --check-config on the packaged aiod.ini" \
-	"$tmp/aiod/usr/sbin/aiod" --check-config -c "$tmp/aiod/etc/aiod/aiod.ini"
+check_config() {
+	"$tmp/aiod/usr/sbin/aiod" --check-config -c "$tmp/aiod/etc/aiod/aiod.ini" >"$tmp/cc.log" 2>&1 ||
+		{ cat "$tmp/cc.log"; return 1; }
+}
+check "packaged aiod --check-config on the packaged aiod.ini" check_config
 
 # ---- apt, simulated: nothing is installed ----
 apt_sim_ok() { apt-get -s -q install "$aiod_deb" "$vfs_deb" >"$tmp/apt.log" 2>&1 || { cat "$tmp/apt.log"; return 1; }; }
