@@ -15,12 +15,14 @@ log() { echo "deps: $*"; }
 # Samba and its client/dev libraries must all be the same backports version.
 BACKPORTS_PKGS="samba smbclient samba-vfs-modules samba-testsuite libsmbclient-dev libtalloc-dev libtevent-dev"
 # From bookworm: build tools, test libs, what Samba's configure/header generation needs,
-# the fio build, FUSE for the emulated disk, clang for the fuzzer, plotting.
+# the fio build, FUSE for the emulated disk, clang for the fuzzer, plotting,
+# debhelper and lintian for make deb (dpkg-dev has dpkg-buildpackage).
 BOOKWORM_PKGS="build-essential pkg-config dpkg-dev xz-utils liburing-dev libcmocka-dev fio \
  flex bison libparse-yapp-perl libkrb5-dev libgnutls28-dev python3 python3-dev zlib1g-dev libpopt-dev \
  libjansson-dev libtasn1-bin libtasn1-6-dev libreadline-dev perl \
  clang libclang-rt-14-dev libfuse3-dev fuse3 e2fsprogs python3-matplotlib procps psmisc util-linux iproute2 \
- jq time strace python3-prometheus-client"
+ jq time strace python3-prometheus-client \
+ debhelper lintian"
 
 have_all() {
 	local p
