@@ -44,6 +44,17 @@ $(BUILD)/gen/rtio_git.h: version-force
 	if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
 $(VERSION_USERS:%.c=$(BUILD)/obj/%.o) $(VERSION_USERS:%.c=$(BUILD)/asan/obj/%.o): $(BUILD)/gen/rtio_git.h
 
+# rtio_samba.h: the Samba the module is linked against (smbd --version of the
+# installed build), for aiodctl doctor to compare with the smbd that loads it
+# (common/rtio_version.h, RTIO_SAMBA_MARK). Rewritten only when it changes,
+# so a Samba upgrade rebuilds vfs_rtio.c.
+$(BUILD)/gen/rtio_samba.h: version-force
+	@mkdir -p $(dir $@)
+	@v=$$(smbd --version 2>/dev/null | sed -n 's/^Version //p'); \
+	echo "#define RTIO_SAMBA_BUILT_FOR \"$${v:-unknown}\"" > $@.tmp; \
+	if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
+$(BUILD)/vfsobj/vfs_rtio/vfs_rtio.o: $(BUILD)/gen/rtio_samba.h
+
 # the client library: the session, async I/O, the reply queue, sync calls
 CLIENT_SRC := common/rtio_client.c common/rtio_client_io.c common/rtio_client_reply.c \
 	common/rtio_client_sync.c
@@ -135,7 +146,7 @@ install-module: $(BUILD)/rtio.so
 
 UNIT_TESTS := test_proto test_size test_queue test_cache test_edf test_config test_stream test_session replay_session \
 	test_dataplane test_passthrough test_readahead test_tuning test_record test_defer test_notify \
-	test_qos_pacing test_qos_rates test_qos_policy test_qos_flows test_aiodctl
+	test_qos_pacing test_qos_rates test_qos_policy test_qos_flows test_aiodctl test_doctor
 test_proto_SRC  := common/rtio_proto.c
 test_size_SRC   := common/rtio_size.c
 test_queue_SRC  := common/rtio_queue.c
@@ -165,6 +176,10 @@ test_qos_policy_LIBS := $(PKG_LIBS_TALLOC)
 test_aiodctl_SRC := tools/aiodctl_fields.c tools/aiodctl_prom.c tools/aiodctl_rates.c
 test_aiodctl_CFLAGS := -Itools
 test_aiodctl_LIBS := $(PKG_LIBS_TALLOC)
+# doctor's pure parts: the aiod.ini look-up and the module's Samba mark
+test_doctor_SRC := tools/aiodctl_doctor_ini.c tools/aiodctl_doctor_mark.c
+test_doctor_CFLAGS := -Itools
+test_doctor_LIBS := $(PKG_LIBS_TALLOC)
 # the module's one pure decision, without Samba: which files are registered when
 test_defer_SRC  := vfs_rtio/vfs_rtio_defer.c
 test_defer_CFLAGS := -Ivfs_rtio
