@@ -1,8 +1,9 @@
 # rtio: a real-time I/O path for Samba.
 #
-#   make            install build dependencies (scripts/deps.sh), build everything
-#   make check      unit tests (plain and ASan/UBSan) + integration tests with real smbd
-#   make demo       start aiod + smbd on loopback and compare plain vs rtio shares
+#   make            build everything into build/ (BUILD=): needs no root, changes nothing else
+#   make deps       as root: install build and test dependencies (scripts/deps.sh)
+#   make check      deps, then unit tests (plain and ASan/UBSan) + integration tests with smbd
+#   make demo       deps, then start aiod + smbd on loopback and compare plain vs rtio shares
 #   make bench      the long benchmarks (bench/README.md)
 #   make fuzz       libFuzzer on the message decoder and on aiod's sessions, bounded time
 #   make asan       aiod with ASan + UBSan, for the stress and soak runs
@@ -63,17 +64,28 @@ AIOD_SRC   := $(filter-out aiod/main.c,$(wildcard aiod/*.c))
 COMMON_HDR := $(wildcard common/*.h)
 AIOD_HDR   := $(wildcard aiod/*.h)
 
-.PHONY: all deps build check unit unit-asan integration demo bench fuzz fuzz-session fuzz-seeds \
+.PHONY: all deps deps-check deps-build build check unit unit-asan integration demo bench fuzz fuzz-session fuzz-seeds \
 	asan soak torture install uninstall clean help install-module
 .DEFAULT_GOAL := all
 
-all: deps
+# make only builds: a missing dependency stops it with what to install
+# (scripts/deps-check.sh); it never adds apt sources or upgrades Samba.
+all: deps-check
+	@$(MAKE) --no-print-directory build
+
+deps-check:
+	@BUILD=$(BUILD) SAMBA_SRC=$(SAMBA_SRC) scripts/deps-check.sh
+
+# The README's two commands (make check, make demo) and the other test
+# targets work on a fresh machine: they install what is missing first.
+deps-build: deps
 	@$(MAKE) --no-print-directory build
 
 help:
-	@sed -n '3,11p' Makefile | sed 's/^# //'
+	@sed -n '3,12p' Makefile | sed 's/^# //'
 
-# Everything the build needs, installed idempotently (apt, Samba and fio sources).
+# As root: everything the build and the tests need, installed idempotently
+# (apt, Samba and fio sources); make check, demo, ... run it first.
 deps:
 	@BUILD=$(BUILD) scripts/deps.sh
 
@@ -230,25 +242,25 @@ unit-build: $(UNIT_TESTS:%=$(BUILD)/unit/%) $(UNIT_TESTS:%=$(BUILD)/unit-asan/%)
 unit: unit-build
 	@BUILD=$(BUILD) BENCH_TESTS="$(BENCH_TESTS)" tests/unit/run.sh $(UNIT_TESTS)
 
-check: all
+check: deps-build
 	@$(MAKE) --no-print-directory install-module
 	@BUILD=$(BUILD) UNIT_TESTS="$(UNIT_TESTS)" BENCH_TESTS="$(BENCH_TESTS)" tests/run-all.sh
 
-integration: all
+integration: deps-build
 	@$(MAKE) --no-print-directory install-module
 	@BUILD=$(BUILD) tests/integration/run.sh
 
-demo: all
+demo: deps-build
 	@$(MAKE) --no-print-directory install-module
 	@BUILD=$(BUILD) scripts/demo.sh
 
-bench: all
+bench: deps-build
 	@$(MAKE) --no-print-directory install-module
 	@BUILD=$(BUILD) bench/run.sh
 
 # Mixed load with faults against the ASan aiod and real smbd (tests/soak/run.sh).
 SOAK_SECONDS ?= 3600
-soak: all asan
+soak: deps-build asan
 	@$(MAKE) --no-print-directory install-module
 	@BUILD=$(BUILD) SOAK_SECONDS=$(SOAK_SECONDS) tests/soak/run.sh
 
@@ -324,6 +336,6 @@ $(BUILD)/test/%: tests/integration/%.c $(BUILD)/librtio-client.a $(COMMON_HDR) \
 	$(CC) $(BASE_CFLAGS) -Icommon $(PKG_CFLAGS) -o $@ $< $(BUILD)/librtio-client.a $(PKG_LIBS_TALLOC)
 
 # The whole smbtorture allowlist on plain vs rtio shares (about 14 minutes).
-torture: all
+torture: deps-build
 	@$(MAKE) --no-print-directory install-module
 	@BUILD=$(BUILD) tests/smbtorture/run.sh
