@@ -12,7 +12,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-$here/build}
 SAMBA_SRC=${SAMBA_SRC:-$BUILD/src/samba}
-# shellcheck source=deps-list.sh
+# shellcheck source=scripts/deps-list.sh
 . "$here/scripts/deps-list.sh"
 
 need() { echo "run \`make deps\` as root: missing $*" >&2; exit 1; }

@@ -22,7 +22,10 @@ BOOKWORM_BUILD="build-essential pkg-config dpkg-dev xz-utils liburing-dev libcmo
 BOOKWORM_TEST="fio clang libclang-rt-14-dev fuse3 e2fsprogs python3-matplotlib procps psmisc iproute2 \
  jq time strace python3-prometheus-client"
 
+# scripts/deps.sh installs these
+# shellcheck disable=SC2034
 BACKPORTS_PKGS="$BACKPORTS_BUILD $BACKPORTS_TEST"
+# shellcheck disable=SC2034
 BOOKWORM_PKGS="$BOOKWORM_BUILD $BOOKWORM_TEST"
 
 # The packages of "$@" that are not installed, one per line.

@@ -17,7 +17,7 @@ mkdir -p "$SRC"
 die() { echo "deps: error: $*" >&2; exit 1; }
 log() { echo "deps: $*"; }
 
-# shellcheck source=deps-list.sh
+# shellcheck source=scripts/deps-list.sh
 . "$here/scripts/deps-list.sh"
 have_all() { [ -z "$(missing_pkgs "$@")" ]; }
 

@@ -112,9 +112,13 @@ static void doctor_aiod(struct aiodctl_doctor *d)
 {
 	int ret;
 
-	if (aiodctl_client(d->ctl) == NULL) {
+	/* Not aiodctl_client(): its message on stderr would say this line twice. */
+	ret = rtio_client_monitor_connect(NULL, d->ctl->sock, d->ctl->timeout_ms, &d->ctl->c);
+	if (ret < 0) {
+		d->ctl->c = NULL;
 		aiodctl_doctor_report(d, DOCTOR_FAIL, "aiod", "systemctl start aiod; journalctl -u aiod",
-				      "no aiod at %s (every rtio share does its I/O locally)", d->ctl->sock);
+				      "no aiod at %s: %s (every rtio share does its I/O locally)",
+				      d->ctl->sock, strerror(-ret));
 		return;
 	}
 	ret = rtio_client_stats(d->ctl->c, &d->stats);
