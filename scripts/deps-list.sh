@@ -18,9 +18,10 @@ BACKPORTS_TEST="smbclient samba-vfs-modules samba-testsuite"
 BOOKWORM_BUILD="build-essential pkg-config dpkg-dev xz-utils liburing-dev libcmocka-dev \
  flex bison libparse-yapp-perl libkrb5-dev libgnutls28-dev python3 python3-dev zlib1g-dev libpopt-dev \
  libjansson-dev libtasn1-bin libtasn1-6-dev libreadline-dev perl libfuse3-dev util-linux"
-# The tests, benchmarks, fuzzer and plots.
+# The tests, benchmarks, fuzzer and plots; debhelper and lintian for make deb
+# (dpkg-dev has dpkg-buildpackage).
 BOOKWORM_TEST="fio clang libclang-rt-14-dev fuse3 e2fsprogs python3-matplotlib procps psmisc iproute2 \
- jq time strace python3-prometheus-client"
+ jq time strace python3-prometheus-client debhelper lintian"
 
 # scripts/deps.sh installs these
 # shellcheck disable=SC2034

@@ -6,7 +6,7 @@ set -u
 BUILD=${BUILD:-build}
 here=$(cd "$(dirname "$0")" && pwd)
 log=$(mktemp)
-trap 'rm -f "$log" "$log.int"' EXIT
+trap 'rm -f "$log" "$log.int" "$log.deb"' EXIT
 
 status=0
 BUILD=$BUILD "$here/unit/run.sh" ${UNIT_TESTS:?set by the Makefile} 2>&1 | tee -a "$log"
@@ -26,8 +26,19 @@ BUILD=$BUILD "$here/integration/run.sh" 2>&1 | tee "$log.int"
 sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/integration: \1 passed, \2 failed/p' "$log.int" |
 	tail -n 1 >> "$log"
 
+# The Debian packages, built with the Debian toolchain and checked without
+# installing them (tests/deb-check.sh ends with "deb: N passed, M failed").
+if make --no-print-directory -C "$here/.." BUILD="$BUILD" deb > "$log.deb" 2>&1; then
+	"$here/deb-check.sh" "$BUILD/deb" 2>&1 | tee -a "$log"
+	[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+else
+	tail -n 20 "$log.deb"
+	echo "deb: 0 passed, 1 failed (make deb)" | tee -a "$log"
+	status=1
+fi
+
 # Sum the per-suite closing lines.
-read -r p f < <(sed -n 's/^\(unit\|layers\|integration\): \([0-9]*\) passed, \([0-9]*\) failed.*/\2 \3/p' "$log" |
+read -r p f < <(sed -n 's/^\(unit\|layers\|integration\|deb\): \([0-9]*\) passed, \([0-9]*\) failed.*/\2 \3/p' "$log" |
 	awk '{p += $1; f += $2} END {print p + 0, f + 0}')
 if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then
 	f=1	# a suite failed without counting it (crash, missing binary)

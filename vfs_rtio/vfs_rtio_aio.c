@@ -469,7 +469,7 @@ static bool vfs_rtio_aio_pace(struct vfs_rtio_aio *a)
 	if (a->op != VFS_RTIO_OP_PREAD && a->op != VFS_RTIO_OP_PWRITE) {
 		return false;
 	}
-	wait_ns = vfs_rtio_qos_charge(vfs_rtio_qos_of(a->handle), a->op == VFS_RTIO_OP_PWRITE, a->n,
+	wait_ns = vfs_rtio_qos_charge(vfs_rtio_fsp_qos(a->handle, a->fsp), a->op == VFS_RTIO_OP_PWRITE, a->n,
 				      &a->pace);
 	if (wait_ns == 0) {
 		return false;

@@ -36,6 +36,7 @@
 #include "vfs_rtio_config.h"
 #include "vfs_rtio_defer.h"
 #include "vfs_rtio_fsp.h"
+#include "vfs_rtio_qos.h"
 #include "vfs_rtio_session.h"
 
 #undef DBGC_CLASS
@@ -62,6 +63,7 @@ static void vfs_rtio_fsp_destroy(void *p_data)
 	struct vfs_rtio_fsp *ext = p_data;
 	struct vfs_rtio_session *s = ext->session;
 
+	TALLOC_FREE(ext->qos);
 	if (vfs_rtio_fsp_registered(ext)) {
 		ssize_t ret = vfs_rtio_session_call(s, vfs_rtio_fsp_close_call, &ext->file_id);
 
@@ -194,6 +196,12 @@ int vfs_rtio_fsp_open(struct vfs_handle_struct *handle, struct files_struct *fsp
 		.ino = (uint64_t)st.st_ino,
 		.writable = (how->flags & O_ACCMODE) != O_RDONLY,
 	};
+	/*
+	 * A round trip only where aiod said rules on file names may apply to this
+	 * principal. The extension is not a talloc context: the fsp is its parent,
+	 * and vfs_rtio_fsp_destroy() frees it with the extension.
+	 */
+	ext->qos = vfs_rtio_qos_for_file(fsp, config->qos, name);
 	/*
 	 * O_TRUNC changed the file behind aiod's back; so may a create, whose
 	 * inode number may be that of a file removed while we were detached.
@@ -373,4 +381,11 @@ void vfs_rtio_fsp_invalidate(struct vfs_handle_struct *handle, struct files_stru
 		ext->wrote_locally = true;
 		DBG_DEBUG("rtio: INVALIDATE of %s: %s\n", fsp_str_dbg(fsp), strerror((int)-ret));
 	}
+}
+
+struct vfs_rtio_qos *vfs_rtio_fsp_qos(struct vfs_handle_struct *handle, struct files_struct *fsp)
+{
+	struct vfs_rtio_fsp *ext = VFS_FETCH_FSP_EXTENSION(handle, fsp);
+
+	return ext != NULL && ext->qos != NULL ? ext->qos : vfs_rtio_qos_of(handle);
 }

@@ -12,6 +12,7 @@
 /* Per open file (fsp extension) of an eligible regular file. */
 struct vfs_rtio_fsp {
 	struct vfs_rtio_session *session;
+	struct vfs_rtio_qos *qos;	/* the file's own QoS flow (a match_file rule), NULL: the tree's */
 	int fd;			/* the descriptor aiod was given */
 	uint64_t dev;
 	uint64_t ino;
@@ -43,6 +44,8 @@ enum vfs_rtio_fsp_access {
  */
 int vfs_rtio_fsp_open(struct vfs_handle_struct *handle, struct files_struct *fsp,
 		      const struct vfs_open_how *how, int fd);
+/* The QoS flow fsp's I/O is paced by: its own (match_file) or its tree connect's; NULL: none. */
+struct vfs_rtio_qos *vfs_rtio_fsp_qos(struct vfs_handle_struct *handle, struct files_struct *fsp);
 /* Before close: unregister, unless fsp's current descriptor is not the registered one. */
 void vfs_rtio_fsp_close(struct vfs_handle_struct *handle, struct files_struct *fsp);
 /*

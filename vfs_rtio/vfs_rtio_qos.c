@@ -37,6 +37,7 @@ struct vfs_rtio_qos {
 	uint64_t session_gen;		/* the aiod session the binding came from, 0 = none */
 	struct timespec last_try;	/* the last bind attempt that found no aiod */
 	bool tried;
+	uint32_t flags;			/* RTIO_QOS_* of the last bind */
 };
 
 static int vfs_rtio_qos_destructor(struct vfs_rtio_qos *q)
@@ -146,6 +147,7 @@ static void vfs_rtio_qos_bind(struct vfs_rtio_qos *q)
 	}
 	new_table = gen != q->session_gen || q->map == NULL;
 	q->session_gen = gen;
+	q->flags = c.rep.flags;
 	if (c.rep.slot == RTIO_QOS_NO_FLOW) {
 		q->slot = NULL;	/* no rule applies any more: not paced */
 		return;
@@ -182,6 +184,26 @@ struct vfs_rtio_qos *vfs_rtio_qos_connect(TALLOC_CTX *mem_ctx, struct vfs_handle
 	if (vfs_rtio_session_live_client(session) != NULL) {
 		vfs_rtio_qos_bind(q);
 	}
+	return q;
+}
+
+struct vfs_rtio_qos *vfs_rtio_qos_for_file(TALLOC_CTX *mem_ctx, const struct vfs_rtio_qos *tree,
+					   const char *name)
+{
+	struct vfs_rtio_qos *q;
+
+	if (tree == NULL || !(tree->flags & RTIO_QOS_FILE_RULES)) {
+		return NULL;
+	}
+	q = talloc_zero(mem_ctx, struct vfs_rtio_qos);
+	if (q == NULL) {
+		return NULL;	/* paced as the tree connect: never fail an open for QoS */
+	}
+	talloc_set_destructor(q, vfs_rtio_qos_destructor);
+	q->session = tree->session;
+	q->who = tree->who;
+	snprintf(q->who.file, sizeof(q->who.file), "%s", name);
+	vfs_rtio_qos_bind(q);
 	return q;
 }
 

@@ -43,6 +43,14 @@ void vfs_rtio_qos_release(struct vfs_rtio_qos_ticket *t);
 /* The sync paths (pread, pwrite, sendfile): charge and sleep here. */
 void vfs_rtio_qos_pace(struct vfs_rtio_qos *q, bool write, uint64_t n);
 
+/*
+ * A file's own flow, when aiod said rules on file names may apply to the
+ * tree connect's principal (RTIO_QOS_FILE_RULES): bound with the file's
+ * share-relative name. NULL (use the tree connect's) otherwise.
+ */
+struct vfs_rtio_qos *vfs_rtio_qos_for_file(TALLOC_CTX *mem_ctx, const struct vfs_rtio_qos *tree,
+					   const char *name);
+
 /* The tree connect's binding, NULL if none. */
 struct vfs_rtio_qos *vfs_rtio_qos_of(struct vfs_handle_struct *handle);
 

@@ -180,7 +180,7 @@ ssize_t vfs_rtio_sendfile(struct vfs_handle_struct *handle, int tofd, files_stru
 	struct vfs_rtio_sendfile sf;
 	ssize_t ret;
 
-	vfs_rtio_qos_pace(vfs_rtio_qos_of(handle), false, n);
+	vfs_rtio_qos_pace(vfs_rtio_fsp_qos(handle, fromfsp), false, n);
 	client = vfs_rtio_fsp_client(handle, fromfsp, VFS_RTIO_ACCESS_READ, offset, n, &ext);
 
 	/* not aiod's (yet), aiod away: the kernel's sendfile from smbd's descriptor */

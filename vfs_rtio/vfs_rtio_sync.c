@@ -108,7 +108,7 @@ ssize_t vfs_rtio_pread(struct vfs_handle_struct *handle, struct files_struct *fs
 	};
 	struct rtio_client *client;
 
-	vfs_rtio_qos_pace(vfs_rtio_qos_of(handle), false, n);
+	vfs_rtio_qos_pace(vfs_rtio_fsp_qos(handle, fsp), false, n);
 	client = vfs_rtio_fsp_client(handle, fsp, VFS_RTIO_ACCESS_READ, offset, n, &io.ext);
 	if (io.ext == NULL) {
 		return SMB_VFS_NEXT_PREAD(handle, fsp, data, n, offset);	/* not aiod's (yet) */
@@ -148,7 +148,7 @@ ssize_t vfs_rtio_pwrite(struct vfs_handle_struct *handle, struct files_struct *f
 	struct rtio_client *client = NULL;
 	ssize_t ret;
 
-	vfs_rtio_qos_pace(vfs_rtio_qos_of(handle), true, n);
+	vfs_rtio_qos_pace(vfs_rtio_fsp_qos(handle, fsp), true, n);
 	if (offset == VFS_PWRITE_APPEND_OFFSET || fsp->fsp_flags.posix_append) {
 		io.ext = VFS_FETCH_FSP_EXTENSION(handle, fsp);
 		ret = SMB_VFS_NEXT_PWRITE(handle, fsp, data, n, offset);

@@ -85,5 +85,6 @@ run smbtorture-fast t_smbtorture
 run streams-emudisk t_streams
 run streams-together-and-replay t_streams_together
 run qos-limit-reload-kill t_qos_limit
+run qos-file-rule t_qos_file_rule
 
 it_finish

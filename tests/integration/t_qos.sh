@@ -9,11 +9,13 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 
 # qos_readers SECONDS TAG: two greedy readers, one SMB connection (one smbd)
-# each, on their own file; prints "MiB/s errors" for the two together.
+# each, on their own file (QOS_FILES, default q1.bin q2.bin); prints "MiB/s
+# errors" for the two together. Each reader's JSON is $PRIV_DIR/TAG.N.json.
 qos_readers() {
-	local secs=$1 tag=$2 i pids=() bytes=0 el max=0 errs=0 b
+	local secs=$1 tag=$2 i pids=() bytes=0 el max=0 errs=0 b files
+	read -r -a files <<< "${QOS_FILES:-q1.bin q2.bin}"
 	for i in 1 2; do
-		"$BUILD/rtio-stream" --url "smb://127.0.0.1:$QOS_PORT/s/q$i.bin" \
+		"$BUILD/rtio-stream" --url "smb://127.0.0.1:$QOS_PORT/s/${files[$((i - 1))]}" \
 			--user "$IT_USER%$IT_PASS" --greedy --chunk 1M --duration "$secs" \
 			> "$PRIV_DIR/$tag.$i.json" 2> "$PRIV_DIR/$tag.$i.err" &
 		pids+=($!)
@@ -66,6 +68,36 @@ t_qos_limit() {
 	[ "$errs" = 0 ] || rc=1
 	awk -v r="$rate" 'BEGIN { exit !(r >= 0.5 * 48 && r <= 1.15 * 48) }' ||
 		{ echo "the limit did not hold without aiod"; rc=1; }
+	it_private_stop
+	return $rc
+}
+
+# qos_rate TAG N: one reader's MiB/s from its JSON
+qos_rate() {
+	awk -v b="$(json_field "$PRIV_DIR/$1.$2.json" bytes)" \
+		-v t="$(json_field "$PRIV_DIR/$1.$2.json" elapsed_s)" 'BEGIN { printf "%.2f", b / t / 1048576 }'
+}
+
+# A rule on file names: the user's proxies are held to 8 MiB/s by their own
+# flow while the same user's other file, read at the same time on another
+# connection, goes at the user's 48 MiB/s.
+t_qos_file_rule() {
+	local errs rate r1 r2 rc=0
+	QOS_PORT=$((IT_PORT + 7))
+	it_private qosfile "$QOS_PORT" \
+		'[qos.user]\nmatch_user = rtiotest\nlimit = 48M\n[qos.proxies]\nmatch_user = rtiotest\nmatch_file = *.proxy\nlimit = 8M' \
+		'' ''
+	head -c $((32 << 20)) /dev/urandom > "$PRIV_DIR/share/q1.proxy"
+	head -c $((32 << 20)) /dev/urandom > "$PRIV_DIR/share/q2.bin"
+	QOS_FILES="q1.proxy q2.bin" qos_readers 2 warm > /dev/null
+	read -r rate errs <<< "$(QOS_FILES="q1.proxy q2.bin" qos_readers 5 files)"
+	r1=$(qos_rate files 1)
+	r2=$(qos_rate files 2)
+	echo "q1.proxy (limit 8 MiB/s): $r1 MiB/s; q2.bin (the user's 48 MiB/s): $r2 MiB/s; $errs errors"
+	"$BUILD/aiodctl" -s "$PRIV_SOCK" qos | sed 's/^/    /'
+	[ "$errs" = 0 ] || rc=1
+	qos_within "$r1" 8 || { echo "the file rule did not hold"; rc=1; }
+	qos_within "$r2" 48 || { echo "the user's rule did not hold"; rc=1; }
 	it_private_stop
 	return $rc
 }
