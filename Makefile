@@ -1,8 +1,9 @@
 # rtio: a real-time I/O path for Samba.
 #
-#   make            install build dependencies (scripts/deps.sh), build everything
-#   make check      unit tests (plain and ASan/UBSan) + integration tests with real smbd
-#   make demo       start aiod + smbd on loopback and compare plain vs rtio shares
+#   make            build everything into build/ (BUILD=): needs no root, changes nothing else
+#   make deps       as root: install build and test dependencies (scripts/deps.sh)
+#   make check      deps, then unit tests (plain and ASan/UBSan) + integration tests with smbd
+#   make demo       deps, then start aiod + smbd on loopback and compare plain vs rtio shares
 #   make bench      the long benchmarks (bench/README.md)
 #   make fuzz       libFuzzer on the message decoder and on aiod's sessions, bounded time
 #   make asan       aiod with ASan + UBSan, for the stress and soak runs
@@ -45,6 +46,17 @@ $(BUILD)/gen/rtio_git.h: version-force
 	if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
 $(VERSION_USERS:%.c=$(BUILD)/obj/%.o) $(VERSION_USERS:%.c=$(BUILD)/asan/obj/%.o): $(BUILD)/gen/rtio_git.h
 
+# rtio_samba.h: the Samba the module is linked against (smbd --version of the
+# installed build), for aiodctl doctor to compare with the smbd that loads it
+# (common/rtio_version.h, RTIO_SAMBA_MARK). Rewritten only when it changes,
+# so a Samba upgrade rebuilds vfs_rtio.c.
+$(BUILD)/gen/rtio_samba.h: version-force
+	@mkdir -p $(dir $@)
+	@v=$$(smbd --version 2>/dev/null | sed -n 's/^Version //p'); \
+	echo "#define RTIO_SAMBA_BUILT_FOR \"$${v:-unknown}\"" > $@.tmp; \
+	if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
+$(BUILD)/vfsobj/vfs_rtio/vfs_rtio.o: $(BUILD)/gen/rtio_samba.h
+
 # the client library: the session, async I/O, the reply queue, sync calls
 CLIENT_SRC := common/rtio_client.c common/rtio_client_io.c common/rtio_client_reply.c \
 	common/rtio_client_sync.c
@@ -53,17 +65,28 @@ AIOD_SRC   := $(filter-out aiod/main.c,$(wildcard aiod/*.c))
 COMMON_HDR := $(wildcard common/*.h)
 AIOD_HDR   := $(wildcard aiod/*.h)
 
-.PHONY: all deps build check unit unit-asan integration demo bench fuzz fuzz-session fuzz-seeds \
+.PHONY: all deps deps-check deps-build build check unit unit-asan integration demo bench fuzz fuzz-session fuzz-seeds \
 	asan soak torture install uninstall clean help install-module deb
 .DEFAULT_GOAL := all
 
-all: deps
+# make only builds: a missing dependency stops it with what to install
+# (scripts/deps-check.sh); it never adds apt sources or upgrades Samba.
+all: deps-check
+	@$(MAKE) --no-print-directory build
+
+deps-check:
+	@BUILD=$(BUILD) SAMBA_SRC=$(SAMBA_SRC) scripts/deps-check.sh
+
+# The README's two commands (make check, make demo) and the other test
+# targets work on a fresh machine: they install what is missing first.
+deps-build: deps
 	@$(MAKE) --no-print-directory build
 
 help:
-	@sed -n '3,12p' Makefile | sed 's/^# //'
+	@sed -n '3,13p' Makefile | sed 's/^# //'
 
-# Everything the build needs, installed idempotently (apt, Samba and fio sources).
+# As root: everything the build and the tests need, installed idempotently
+# (apt, Samba and fio sources); make check, demo, ... run it first.
 deps:
 	@BUILD=$(BUILD) scripts/deps.sh
 
@@ -136,7 +159,7 @@ install-module: $(BUILD)/rtio.so
 
 UNIT_TESTS := test_proto test_size test_queue test_cache test_edf test_config test_stream test_session replay_session \
 	test_dataplane test_passthrough test_readahead test_tuning test_record test_defer test_notify \
-	test_qos_pacing test_qos_rates test_qos_policy test_qos_flows test_aiodctl
+	test_qos_pacing test_qos_rates test_qos_policy test_qos_flows test_aiodctl test_doctor
 test_proto_SRC  := common/rtio_proto.c
 test_size_SRC   := common/rtio_size.c
 test_queue_SRC  := common/rtio_queue.c
@@ -166,6 +189,10 @@ test_qos_policy_LIBS := $(PKG_LIBS_TALLOC)
 test_aiodctl_SRC := tools/aiodctl_fields.c tools/aiodctl_prom.c tools/aiodctl_rates.c
 test_aiodctl_CFLAGS := -Itools
 test_aiodctl_LIBS := $(PKG_LIBS_TALLOC)
+# doctor's pure parts: the aiod.ini look-up and the module's Samba mark
+test_doctor_SRC := tools/aiodctl_doctor_ini.c tools/aiodctl_doctor_mark.c
+test_doctor_CFLAGS := -Itools
+test_doctor_LIBS := $(PKG_LIBS_TALLOC)
 # the module's one pure decision, without Samba: which files are registered when
 test_defer_SRC  := vfs_rtio/vfs_rtio_defer.c
 test_defer_CFLAGS := -Ivfs_rtio
@@ -216,25 +243,25 @@ unit-build: $(UNIT_TESTS:%=$(BUILD)/unit/%) $(UNIT_TESTS:%=$(BUILD)/unit-asan/%)
 unit: unit-build
 	@BUILD=$(BUILD) BENCH_TESTS="$(BENCH_TESTS)" tests/unit/run.sh $(UNIT_TESTS)
 
-check: all
+check: deps-build
 	@$(MAKE) --no-print-directory install-module
 	@BUILD=$(BUILD) UNIT_TESTS="$(UNIT_TESTS)" BENCH_TESTS="$(BENCH_TESTS)" tests/run-all.sh
 
-integration: all
+integration: deps-build
 	@$(MAKE) --no-print-directory install-module
 	@BUILD=$(BUILD) tests/integration/run.sh
 
-demo: all
+demo: deps-build
 	@$(MAKE) --no-print-directory install-module
 	@BUILD=$(BUILD) scripts/demo.sh
 
-bench: all
+bench: deps-build
 	@$(MAKE) --no-print-directory install-module
 	@BUILD=$(BUILD) bench/run.sh
 
 # Mixed load with faults against the ASan aiod and real smbd (tests/soak/run.sh).
 SOAK_SECONDS ?= 3600
-soak: all asan
+soak: deps-build asan
 	@$(MAKE) --no-print-directory install-module
 	@BUILD=$(BUILD) SOAK_SECONDS=$(SOAK_SECONDS) tests/soak/run.sh
 
@@ -327,6 +354,6 @@ $(BUILD)/test/%: tests/integration/%.c $(BUILD)/librtio-client.a $(COMMON_HDR) \
 	$(CC) $(BASE_CFLAGS) -Icommon $(PKG_CFLAGS) -o $@ $< $(BUILD)/librtio-client.a $(PKG_LIBS_TALLOC)
 
 # The whole smbtorture allowlist on plain vs rtio shares (about 14 minutes).
-torture: all
+torture: deps-build
 	@$(MAKE) --no-print-directory install-module
 	@BUILD=$(BUILD) tests/smbtorture/run.sh

@@ -24,4 +24,11 @@
 #define RTIO_VERSION RTIO_RELEASE
 #endif
 
+/*
+ * The module carries "RTIO_SAMBA_MARK<smbd --version at build time>" as a
+ * plain string, so aiodctl doctor can read which Samba it was built for
+ * from the file even when this smbd can no longer load it.
+ */
+#define RTIO_SAMBA_MARK "rtio-built-for-samba="
+
 #endif

@@ -93,7 +93,7 @@ $(SAMBA_GEN_STAMP): $(SAMBA_SRC)/.unpacked $(SAMBA_ROOT)/scripts/samba-gen.sh
 	@touch $@
 
 $(SAMBA_SRC)/.unpacked:
-	@echo "mk/samba.mk: no Samba source at $(SAMBA_SRC); run scripts/deps.sh (as root) first" >&2
+	@echo "mk/samba.mk: no Samba source at $(SAMBA_SRC); run 'make deps' as root first" >&2
 	@false
 
 .PHONY: samba-gen samba-info

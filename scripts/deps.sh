@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# Install everything rtio needs to build, test and benchmark, on Debian 12.
+# Install everything rtio needs to build, test and benchmark, on Debian 12:
+# `make deps` (and make check, demo, ... before they build). `make` alone
+# never runs this: it only checks (scripts/deps-check.sh).
 # Idempotent: every step checks whether its result is already there.
 # Usage: scripts/deps.sh            (needs root for apt; exits 0 quickly when all is present)
+# Run through sudo, what it puts into BUILD belongs to the invoking user, so
+# that user's plain `make` can write there (samba-gen.sh configures in the
+# Samba tree).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -12,24 +17,9 @@ mkdir -p "$SRC"
 die() { echo "deps: error: $*" >&2; exit 1; }
 log() { echo "deps: $*"; }
 
-# Samba and its client/dev libraries must all be the same backports version.
-BACKPORTS_PKGS="samba smbclient samba-vfs-modules samba-testsuite libsmbclient-dev libtalloc-dev libtevent-dev"
-# From bookworm: build tools, test libs, what Samba's configure/header generation needs,
-# the fio build, FUSE for the emulated disk, clang for the fuzzer, plotting,
-# debhelper and lintian for make deb (dpkg-dev has dpkg-buildpackage).
-BOOKWORM_PKGS="build-essential pkg-config dpkg-dev xz-utils liburing-dev libcmocka-dev fio \
- flex bison libparse-yapp-perl libkrb5-dev libgnutls28-dev python3 python3-dev zlib1g-dev libpopt-dev \
- libjansson-dev libtasn1-bin libtasn1-6-dev libreadline-dev perl \
- clang libclang-rt-14-dev libfuse3-dev fuse3 e2fsprogs python3-matplotlib procps psmisc util-linux iproute2 \
- jq time strace python3-prometheus-client \
- debhelper lintian"
-
-have_all() {
-	local p
-	for p in "$@"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || return 1
-	done
-}
+# shellcheck source=scripts/deps-list.sh
+. "$here/scripts/deps-list.sh"
+have_all() { [ -z "$(missing_pkgs "$@")" ]; }
 
 sources_file=/etc/apt/sources.list.d/rtio-bookworm-backports.sources
 need_update=0
@@ -110,4 +100,9 @@ if [ ! -f "$fdir/.unpacked" ]; then
 	touch "$fdir/.unpacked"
 fi
 ln -sfn "$fdir" "$SRC/fio"
+if [ -n "${SUDO_UID:-}" ] && [ "$SUDO_UID" != 0 ]; then
+	chown "$SUDO_UID:${SUDO_GID:-$SUDO_UID}" "$BUILD" "$BUILD/samba-version"
+	chown -R "$SUDO_UID:${SUDO_GID:-$SUDO_UID}" "$SRC"
+	[ ! -f "$BUILD/.apt-updated" ] || chown "$SUDO_UID:${SUDO_GID:-$SUDO_UID}" "$BUILD/.apt-updated"
+fi
 log "ok (samba $sver, fio $fver)"

@@ -25,6 +25,8 @@ static const struct aiodctl_cmd cmds[] = {
 	{ "metrics", true, aiodctl_cmd_metrics, "metrics [-o FILE]" },
 	{ "top", true, aiodctl_cmd_top, "top [-n COUNT] [-i INTERVAL_MS]" },
 	{ "qos", true, aiodctl_cmd_qos, "qos [--json]" },
+	{ "doctor", true, aiodctl_cmd_doctor,
+	  "doctor [-c AIOD_INI] [--module PATH] [--smbconf PATH]" },
 	{ "cat", false, aiodctl_cmd_cat, "cat FILE [OFFSET [LENGTH]]" },
 	{ "write", false, aiodctl_cmd_write, "write FILE [OFFSET]   (data from stdin)" },
 };

@@ -48,6 +48,9 @@ struct rtio_client *aiodctl_client(struct aiodctl *ctl);
 /* aiodctl_qos.c: the QoS flows (aiod(8), QOS) */
 int aiodctl_cmd_qos(struct aiodctl *ctl, int argc, char **argv);
 
+/* aiodctl_doctor.c: what makes or breaks a deployment (aiodctl(8), DOCTOR) */
+int aiodctl_cmd_doctor(struct aiodctl *ctl, int argc, char **argv);
+
 /* aiodctl_io.c */
 int aiodctl_cmd_cat(struct aiodctl *ctl, int argc, char **argv);
 int aiodctl_cmd_write(struct aiodctl *ctl, int argc, char **argv);

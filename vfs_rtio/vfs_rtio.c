@@ -17,6 +17,8 @@
 #include "smbd/smbd.h"
 #include "smbd/globals.h"
 
+#include "rtio_samba.h"
+#include "rtio_version.h"
 #include "vfs_rtio.h"
 #include "vfs_rtio_coherence.h"
 #include "vfs_rtio_config.h"
@@ -202,6 +204,15 @@ static struct vfs_fn_pointers vfs_rtio_fns = {
  * smbd looks for this name when it loads a module from its modules
  * directory; the only symbol the module needs to export.
  */
+/*
+ * Which Samba this file was linked against, as a plain string in the file:
+ * aiodctl doctor reads it without loading the module, since a module whose
+ * Samba was upgraded away cannot be loaded to be asked. "used" keeps it
+ * although nothing here reads it.
+ */
+__attribute__((used)) static const char vfs_rtio_samba_built_for[] =
+	RTIO_SAMBA_MARK RTIO_SAMBA_BUILT_FOR;
+
 NTSTATUS samba_init_module(TALLOC_CTX *ctx);
 _PUBLIC_ NTSTATUS samba_init_module(TALLOC_CTX *ctx)
 {

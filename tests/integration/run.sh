@@ -52,6 +52,7 @@ done
 run asan-stress t_asan_stress
 run stats-through-aiod t_stats
 run metrics t_metrics "$IT_T/aiod/aiod.sock" "$IT_T/data/metrics"
+run doctor t_doctor "$IT_T/aiod/aiod.sock" "$IT_T/data/doctor" "$IT_T/aiod.ini"
 run config-bad-values t_config_bad_values
 run config-filters t_config_filters
 run config-fallback-off t_config_fallback_off
