@@ -2,7 +2,7 @@
 # make bench: every benchmark, one after the other (each takes the machine to
 # itself; never run them beside the tests). Results land in bench/results/.
 #
-#   BENCH="fio mixed smb rt" bench/run.sh (default: all four; rt alone takes
+#   BENCH="fio mixed smb qos rt" bench/run.sh (default: all five; rt alone takes
 #                                         about 5-6 hours with its defaults)
 #   RT_ARGS="--scenario together --bitrates 100M" make bench   options for rt/run.sh
 #
@@ -11,6 +11,7 @@
 #         then bench/mixed/smallfiles.sh (5,000 small files over SMB) and
 #         bench/mixed/manyconn.sh (200 clients at once over SMB)
 #   smb  bench/smb/run.sh   smbclient get/put: plain vs io_uring vs rtio shares
+#   qos  bench/qos/run.sh   what QoS pacing costs, how exactly a limit holds (issue 13)
 #   rt   bench/rt/run.sh    paced video streams on an emulated disk (issues 5, 11)
 #
 # Copyright (C) 2026 rtio developers
@@ -19,7 +20,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 export BUILD=${BUILD:-$(cd "$here/.." && pwd)/build}
 status=0
-for b in ${BENCH:-fio mixed smb rt}; do
+for b in ${BENCH:-fio mixed smb qos rt}; do
 	echo "==== bench: $b ===="
 	case $b in
 	fio) make -C "$here/.." --no-print-directory BUILD="$BUILD" \
@@ -29,9 +30,10 @@ for b in ${BENCH:-fio mixed smb rt}; do
 		"$here/mixed/smallfiles.sh" || status=1
 		"$here/mixed/manyconn.sh" || status=1 ;;
 	smb) "$here/smb/run.sh" || status=1 ;;
+	qos) "$here/qos/run.sh" || status=1 ;;
 	rt) read -r -a rt_args <<< "${RT_ARGS:-}"	# options for rt/run.sh, split on spaces
 		"$here/rt/run.sh" "${rt_args[@]}" || status=1 ;;
-	*) echo "bench: unknown benchmark '$b' (fio, mixed, smb, rt)" >&2; status=2 ;;
+	*) echo "bench: unknown benchmark '$b' (fio, mixed, smb, qos, rt)" >&2; status=2 ;;
 	esac
 done
 exit $status

@@ -15,6 +15,7 @@
 #   mixed_smbd_ticks / mixed_aiod_ticks  CPU ticks of smbd's process group / aiod
 #   mixed_settle                    wait until smbd is back to its own processes
 #   mixed_aiod_stat KEY             one value of aiodctl stats
+#   mixed_rounds OUT RUNS SECS C..  interleaved rounds of the script's round()
 #
 # The shares:
 #   plain  no VFS module
@@ -184,3 +185,20 @@ mixed_settle() {
 }
 
 mixed_calc() { awk "BEGIN { printf \"%.6f\", $1 }"; }
+
+# mixed_rounds OUT RUNS DURATION CONFIG...: RUNS rounds of the script's
+# "round CONFIG DURATION" (one JSON line each), the order of the configurations
+# rotated every round so none always goes first; lines tagged with the round
+# go to OUT and to stdout.
+mixed_rounds() {
+	local out=$1 runs=$2 secs=$3 r c
+	shift 3
+	for r in $(seq "$runs"); do
+		local order=("$@")
+		for _ in $(seq $(((r - 1) % ${#order[@]}))); do order=("${order[@]:1}" "${order[0]}"); done
+		for c in "${order[@]}"; do
+			round "$c" "$secs" | sed "s/^{/{\"run\":$r,/" >> "$out"
+			tail -n 1 "$out"
+		done
+	done
+}

@@ -123,14 +123,7 @@ for c in $CONFIGS; do
 	round "$c" $((DURATION / 3 > 5 ? DURATION / 3 : 5)) > /dev/null
 done
 load0=$(cut -d' ' -f1 /proc/loadavg)
-for r in $(seq "$RUNS"); do
-	set -- $CONFIGS
-	for _ in $(seq $(((r - 1) % $#))); do set -- "${@:2}" "$1"; done
-	for c in "$@"; do
-		round "$c" "$DURATION" | sed "s/^{/{\"run\":$r,/" >> "$out"
-		tail -n 1 "$out"
-	done
-done
+mixed_rounds "$out" "$RUNS" "$DURATION" $CONFIGS
 load1=$(cut -d' ' -f1 /proc/loadavg)
 
 stamp=$(date -u +%Y-%m-%d-%H%M%S)

@@ -106,14 +106,7 @@ PY
 
 for c in rtio rtio-qos limited; do round "$c" 3 > /dev/null; done	# into aiod's cache, flows set up
 out=$T/results.jsonl
-for r in $(seq "$RUNS"); do
-	set -- $CONFIGS
-	for _ in $(seq $(((r - 1) % $#))); do set -- "${@:2}" "$1"; done
-	for c in "$@"; do
-		round "$c" "$DURATION" | sed "s/^{/{\"run\":$r,/" >> "$out"
-		tail -n 1 "$out"
-	done
-done
+mixed_rounds "$out" "$RUNS" "$DURATION" $CONFIGS
 
 stamp=$(date -u +%Y-%m-%d-%H%M%S)
 mkdir -p "$mixed_root/bench/results"
