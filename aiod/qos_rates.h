@@ -22,11 +22,10 @@
  * Policy. Not saturated: nobody is slowed that has no limit (rate 0 =
  * unlimited), a limited flow gets its limit. Saturated: the capacity left
  * by admitted streams is water-filled: reservations first (as far as each
- * active flow wants them), then flows with a rule by weight up to what they
- * want, then best-effort flows (no rule) with what remains (never less than
- * AIOD_QOS_BE_FLOOR_PCT of it, so a bulk copy keeps moving), then anything
- * still left to the flows that were paced, by weight up to their limit
- * (work conserving). An idle flow takes no share; it is published the rate
+ * active flow wants them), then every flow by weight (best effort: 100)
+ * up to what it wants, then anything still left to the flows that were
+ * paced, by weight up to their limit (work conserving). Best effort gives
+ * way first because it has no reservation. An idle flow takes no share; it is published the rate
  * it would get if it joined now, so it can start without waiting a tick.
  */
 #ifndef AIOD_QOS_RATES_H
@@ -51,8 +50,6 @@
 #define AIOD_QOS_MIN_STEP_Bps (1024u * 1024u)
 /* No published rate is lower (0 would mean unlimited): every flow keeps moving. */
 #define AIOD_QOS_MIN_RATE_Bps (1024u * 1024u)
-/* Share of what reservations leave that best-effort flows keep under pressure. */
-#define AIOD_QOS_BE_FLOOR_PCT 10u
 
 /* The device at this tick, as the caller sees it. */
 struct aiod_qos_device {
@@ -70,7 +67,7 @@ struct aiod_qos_flow_state {
 	uint64_t reserve_Bps;
 	uint64_t burst_bytes;	/* 0: rtio_qos's default */
 	uint32_t weight;	/* 0: AIOD_QOS_DEFAULT_WEIGHT */
-	bool best_effort;	/* no rule matched: slowed first */
+	bool best_effort;	/* no rule matched: no reservation, weight 100 */
 
 	/* measured by aiod_qos_observe() (or set by the caller) */
 	uint64_t demand_Bps;	/* bytes charged per second over the last tick */

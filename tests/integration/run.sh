@@ -86,5 +86,6 @@ run streams-emudisk t_streams
 run streams-together-and-replay t_streams_together
 run qos-limit-reload-kill t_qos_limit
 run qos-file-rule t_qos_file_rule
+run qos-reserve-emudisk t_qos_reserve
 
 it_finish

@@ -154,15 +154,24 @@ static void test_qos_rates_weights_converge(void **state)
 	assert_in_range(f[1].out.rate_Bps, 740 * MB, 760 * MB);
 }
 
-static void test_qos_rates_best_effort_slowed_first(void **state)
+/*
+ * Beyond the reservations, rules and best effort share by weight: a reserved
+ * flow keeps its reservation and gets no more than an equal share on top.
+ */
+static void test_qos_rates_best_effort_shares_by_weight(void **state)
 {
 	struct aiod_qos_flow_state f[2] = { paced(1000 * MB), best_effort(1000 * MB) };
+	struct aiod_qos_flow_state g[2] = { paced(1000 * MB), best_effort(1000 * MB) };
 
 	(void)state;
+	f[0].weight = 300;
 	aiod_qos_decide(&saturated_1000, f, 2);
-	/* the flow with a rule is filled first; best effort keeps its floor */
-	assert_int_equal(f[0].out.rate_Bps, 900 * MB);
-	assert_int_equal(f[1].out.rate_Bps, 100 * MB);
+	assert_int_equal(f[0].out.rate_Bps, 750 * MB);
+	assert_int_equal(f[1].out.rate_Bps, 250 * MB);
+	g[0].reserve_Bps = 300 * MB;
+	aiod_qos_decide(&saturated_1000, g, 2);
+	assert_int_equal(g[0].out.rate_Bps, 650 * MB);
+	assert_int_equal(g[1].out.rate_Bps, 350 * MB);
 }
 
 static void test_qos_rates_headroom(void **state)
@@ -297,7 +306,7 @@ int main(void)
 		cmocka_unit_test(test_qos_rates_idle_without_reservation_joins),
 		cmocka_unit_test(test_qos_rates_weights_split),
 		cmocka_unit_test(test_qos_rates_weights_converge),
-		cmocka_unit_test(test_qos_rates_best_effort_slowed_first),
+		cmocka_unit_test(test_qos_rates_best_effort_shares_by_weight),
 		cmocka_unit_test(test_qos_rates_headroom),
 		cmocka_unit_test(test_qos_rates_unknown_capacity),
 		cmocka_unit_test(test_qos_rates_limits_never_exceeded),
