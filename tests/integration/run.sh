@@ -87,5 +87,6 @@ run streams-together-and-replay t_streams_together
 run qos-limit-reload-kill t_qos_limit
 run qos-file-rule t_qos_file_rule
 run qos-reserve-emudisk t_qos_reserve
+run qos-write-limit t_qos_write_limit
 
 it_finish
