@@ -63,6 +63,13 @@ static void fill_stats(struct aiod_ctx *ctx, struct rtio_stats_rep *r)
 	r->disk_read_bytes = ctx->st.disk_read_bytes;
 	r->passthrough_reads = ctx->st.passthrough_reads;
 	r->passthrough_bytes = ctx->st.passthrough_bytes;
+	{
+		uint32_t flows, paced;
+
+		aiod_qos_counts(ctx, &flows, &paced);
+		r->qos_flows = flows;
+		r->qos_paced = paced;
+	}
 }
 
 /* The index-th file record; a listing that asks 0, 1, 2... is one walk (files.c). */

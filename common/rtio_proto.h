@@ -207,6 +207,8 @@ struct rtio_stats_rep {
 	uint64_t disk_read_bytes;	/* bytes the device read for aiod: loads, pass-through */
 	uint64_t passthrough_reads;	/* random reads served without the cache (their pages only) */
 	uint64_t passthrough_bytes;	/* bytes the device read for them */
+	uint64_t qos_flows;		/* QoS flows in use now (aiod(8), QOS) */
+	uint64_t qos_paced;		/* of them, published with a rate (paced now) */
 };
 
 /* FILE_STATS: the index-th file aiod knows; -ENOENT past the last. */
@@ -402,7 +404,7 @@ _Static_assert(sizeof(struct rtio_close_req) == 40, "rtio_close_req");
 _Static_assert(sizeof(struct rtio_ftruncate_req) == 48, "rtio_ftruncate_req");
 _Static_assert(sizeof(struct rtio_unlink_req) == 48, "rtio_unlink_req");
 _Static_assert(sizeof(struct rtio_invalidate_req) == 56, "rtio_invalidate_req");
-_Static_assert(sizeof(struct rtio_stats_rep) == 312, "rtio_stats_rep");
+_Static_assert(sizeof(struct rtio_stats_rep) == 328, "rtio_stats_rep");
 _Static_assert(sizeof(struct rtio_file_stats_req) == 40, "rtio_file_stats_req");
 _Static_assert(sizeof(struct rtio_file_stats_rep) == 208, "rtio_file_stats_rep");
 _Static_assert(sizeof(struct rtio_index_req) == 40, "rtio_index_req");

@@ -52,6 +52,8 @@ t_qos_limit() {
 	out=$("$BUILD/aiodctl" -s "$PRIV_SOCK" qos)
 	echo "$out" | sed 's/^/    /'
 	echo "$out" | grep -q "capped .*rtiotest\|capped  *capped" || { echo "aiodctl qos: no 'capped' flow"; rc=1; }
+	"$BUILD/aiodctl" -s "$PRIV_SOCK" stats | grep -q '^qos_flows=1$' ||
+		{ echo "aiodctl stats: qos_flows is not 1"; rc=1; }
 
 	# a reload raises the limit on the running connections' principal
 	sed -i 's/^limit = 24M/limit = 48M/' "$PRIV_DIR/aiod.ini"
