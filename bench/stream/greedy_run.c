@@ -3,11 +3,27 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+/* --random: the next chunk-aligned offset (xorshift64; one stream per process is enough) */
+static int random_seek(struct smb_source *src, uint64_t chunk, uint64_t *state)
+{
+	uint64_t nchunks = smb_source_file_size(src) / chunk;
+
+	if (nchunks == 0)
+		return -EINVAL;	/* smaller than one chunk: nowhere to seek to */
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return smb_source_seek(src, (*state % nchunks) * chunk);
+}
 
 int greedy_run(struct smb_source *src, const struct stream_opts *o,
 	       struct stream_result *r, volatile sig_atomic_t *stop)
 {
 	int64_t t0, end_ns;
+	uint64_t rnd = (((uint64_t)time(NULL) * 2654435761u) ^ ((uint64_t)getpid() << 32)) | 1;
 	char *buf;
 	int rc = 0;
 
@@ -20,6 +36,8 @@ int greedy_run(struct smb_source *src, const struct stream_opts *o,
 	while (!*stop && mono_now_ns() < end_ns) {
 		int64_t started = mono_now_ns(), arrived;
 
+		if (o->random && (rc = random_seek(src, o->chunk, &rnd)) != 0)
+			break;
 		rc = smb_source_read(src, buf, o->chunk);
 		arrived = mono_now_ns();
 		if (rc != 0)

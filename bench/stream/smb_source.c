@@ -142,6 +142,13 @@ struct smb_source *smb_source_create(const struct stream_opts *o, char *err, siz
 	return s;
 }
 
+int smb_source_seek(struct smb_source *s, uint64_t off)
+{
+	if (s->lseek_fn(s->ctx, s->file, (off_t)off, SEEK_SET) == (off_t)-1)
+		return errno != 0 ? -errno : -EIO;
+	return 0;
+}
+
 int smb_source_read(struct smb_source *s, void *buf, size_t len)
 {
 	char *p = buf;

@@ -28,6 +28,9 @@ struct smb_source *smb_source_create(const struct stream_opts *o, char *err, siz
 /* Fills buf with len bytes, wrapping at EOF.  0 or negative errno. */
 int smb_source_read(struct smb_source *s, void *buf, size_t len);
 
+/* Moves the read position to off (random reads).  0 or negative errno. */
+int smb_source_seek(struct smb_source *s, uint64_t off);
+
 /* Appends len bytes (a created file).  0 or negative errno. */
 int smb_source_write(struct smb_source *s, const void *buf, size_t len);
 

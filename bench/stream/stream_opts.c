@@ -16,13 +16,15 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: " PROG " --url smb://HOST[:PORT]/SHARE/FILE --user [DOM\\]USER%%PASS\n"
 		"                   [--bitrate 100M] [--chunk 1M] [--prebuffer 2]\n"
-		"                   [--duration 10] [--offset 0] [--greedy | --write] [--debug N]\n"
+		"                   [--duration 10] [--offset 0] [--greedy [--random] | --write] [--debug N]\n"
 		"\n"
 		"Paced (default): chunk k is requested at t0 + k*period and due at\n"
 		"t0 + (k + prebuffer)*period, period = chunk*8/bitrate; one read in\n"
 		"flight, so at most `prebuffer` chunks are ever buffered or in flight\n"
 		"ahead of playback.  A chunk arriving after its due time is a miss.\n"
-		"--greedy reads back to back (default chunk 8M) and reports throughput.\n"
+		"--greedy reads back to back (default chunk 8M) and reports throughput;\n"
+		"with --random each read is at a random chunk-aligned offset (a scrub\n"
+		"of a timeline, or a database-like small random read).\n"
 		"--write records: creates (or truncates) the file and writes it\n"
 		"sequentially on the same timeline: chunk k is written no earlier than\n"
 		"t0 + k*period, and a write completing after t0 + (k + prebuffer)*period\n"
@@ -96,7 +98,7 @@ static int parse_user(struct stream_opts *o, const char *s)
 }
 
 enum { OPT_URL = 256, OPT_USER, OPT_BITRATE, OPT_CHUNK, OPT_PREBUFFER,
-       OPT_DURATION, OPT_OFFSET, OPT_GREEDY, OPT_WRITE, OPT_DEBUG, OPT_HELP };
+       OPT_DURATION, OPT_OFFSET, OPT_GREEDY, OPT_RANDOM, OPT_WRITE, OPT_DEBUG, OPT_HELP };
 
 int stream_opts_parse(struct stream_opts *o, int argc, char **argv)
 {
@@ -109,6 +111,7 @@ int stream_opts_parse(struct stream_opts *o, int argc, char **argv)
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "offset", required_argument, NULL, OPT_OFFSET },
 		{ "greedy", no_argument, NULL, OPT_GREEDY },
+		{ "random", no_argument, NULL, OPT_RANDOM },
 		{ "write", no_argument, NULL, OPT_WRITE },
 		{ "debug", required_argument, NULL, OPT_DEBUG },
 		{ "help", no_argument, NULL, OPT_HELP },
@@ -179,6 +182,9 @@ int stream_opts_parse(struct stream_opts *o, int argc, char **argv)
 		case OPT_WRITE:
 			o->write = true;
 			break;
+		case OPT_RANDOM:
+			o->random = true;
+			break;
 		case OPT_DEBUG:
 			errno = 0;
 			l = strtol(optarg, &end, 10);
@@ -212,6 +218,10 @@ int stream_opts_parse(struct stream_opts *o, int argc, char **argv)
 		fprintf(stderr, PROG ": --write and --greedy exclude each other\n");
 		return -1;
 	}
+	if (o->random && !o->greedy) {
+		fprintf(stderr, PROG ": --random needs --greedy (random reads back to back)\n");
+		return -1;
+	}
 	if (o->write && have_offset) {
 		/* a recorder writes a new file from its start */
 		fprintf(stderr, PROG ": --offset makes no sense with --write (a new file)\n");
@@ -225,6 +235,6 @@ int stream_opts_parse(struct stream_opts *o, int argc, char **argv)
 const char *stream_mode_name(const struct stream_opts *o)
 {
 	if (o->greedy)
-		return "greedy";
+		return o->random ? "random" : "greedy";
 	return o->write ? "record" : "paced";
 }

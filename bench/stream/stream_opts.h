@@ -16,6 +16,7 @@ struct stream_opts {
 	double duration_s;
 	uint64_t offset;          /* where in the file to start */
 	bool greedy;
+	bool random;              /* --random: greedy reads at random chunk-aligned offsets */
 	bool write;               /* --write: a paced recorder of a new file */
 	int debug;                /* libsmbclient debug level, to stderr */
 };

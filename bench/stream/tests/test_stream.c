@@ -109,6 +109,21 @@ static void test_stream_opts_write(void **state)
 	assert_string_equal(stream_mode_name(&o), "greedy");
 }
 
+/* --random: only with --greedy, which it turns into random chunk-aligned reads */
+static void test_stream_opts_random(void **state)
+{
+	struct stream_opts o;
+	const char *random[] = { "x", "--url", "smb://h/s/f", "--user", "u%p", "--greedy", "--random",
+				 "--chunk", "4K" };
+	const char *paced[] = { "x", "--url", "smb://h/s/f", "--user", "u%p", "--random" };
+
+	(void)state;
+	assert_int_equal(parse(&o, random, 9), 0);
+	assert_true(o.greedy && o.random && o.chunk == 4096);
+	assert_string_equal(stream_mode_name(&o), "random");
+	assert_int_equal(parse(&o, paced, 6), -1);
+}
+
 static void test_stream_parse_bitrate(void **state)
 {
 	double bps;
@@ -178,6 +193,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stream_opts_defaults),
 		cmocka_unit_test(test_stream_opts_greedy_default_chunk),
+		cmocka_unit_test(test_stream_opts_random),
 		cmocka_unit_test(test_stream_opts_rejects),
 		cmocka_unit_test(test_stream_opts_sizes),
 		cmocka_unit_test(test_stream_opts_write),

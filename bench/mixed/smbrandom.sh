@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Random reads over SMB (issue 12, part 2): CLIENTS concurrent readers (one
+# smbd each) reading random chunk-aligned pieces (rtio-stream --greedy
+# --random) of one FILE_GIB file, 4x aiod's cache, through a plain share and
+# an rtio share with the README's settings, for DURATION seconds; 4 KiB and
+# 1 MiB pieces; the page cache is dropped before every round, so both start
+# cold. Rounds interleaved, RUNS times. Reports reads/s, MB/s, server CPU per
+# GiB and per 1000 reads, and for rtio the bytes the device read per byte
+# asked for. Writes bench/results/smbrandom-<date>.{md,json}.
+#
+#   bench/mixed/smbrandom.sh [RUNS [DURATION [CLIENTS]]]   (defaults 5, 10, 4)
+#   env: BUILD, BENCH_PORT, BENCH_DIR (lib.sh), SR_FILE_GIB (4), SR_CACHE (1G)
+#
+# Copyright (C) 2026 rtio developers
+# SPDX-License-Identifier: GPL-3.0-or-later
+set -u
+NAME=smbrandom
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+RUNS=${1:-5}
+DURATION=${2:-10}
+CLIENTS=${3:-4}
+FILE_GIB=${SR_FILE_GIB:-4}
+CACHE=${SR_CACHE:-1G}
+STREAM=$BUILD/rtio-stream
+CONFIGS="plain-4k rtio-4k plain-1m rtio-1m"
+
+mixed_need_root_tools
+[ -x "$STREAM" ] || die "$STREAM not built: run make"
+PORT=$(mixed_port)
+mixed_tmp
+mixed_aiod_ini "$CACHE"
+mixed_smb_conf "$PORT" plain rtio
+echo "bench/mixed/$NAME: a $FILE_GIB GiB file"
+head -c $((FILE_GIB << 30)) /dev/urandom > "$T/share/plain/big.bin" || die "cannot write the file"
+ln "$T/share/plain/big.bin" "$T/share/rtio/big.bin"
+sync
+mixed_start
+HZ=$(getconf CLK_TCK)
+
+# round CONFIG SECONDS: CLIENTS random readers; one JSON line
+round() {
+	local c=$1 secs=$2 share=${1%-*} size=${1#*-} chunk i pids=() s0 s1 a0 a1 d0=0 d1=0 q0=0 q1=0
+	[ "$size" = 4k ] && chunk=4K || chunk=1M
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	mixed_settle 200
+	s0=$(mixed_smbd_ticks)
+	a0=$(mixed_aiod_ticks "$share")
+	if [ "$share" = rtio ]; then
+		d0=$(mixed_aiod_stat disk_read_bytes)
+		q0=$(mixed_aiod_stat bytes_read)
+	fi
+	for i in $(seq "$CLIENTS"); do
+		"$STREAM" --url "smb://127.0.0.1:$PORT/$share/big.bin" --user "$USER_NAME%$PASS" \
+			--greedy --random --chunk "$chunk" --duration "$secs" > "$T/log/client.$i" 2>&1 &
+		pids+=($!)
+	done
+	MIXED_EXTRA_PIDS="${pids[*]}"
+	wait "${pids[@]}"
+	MIXED_EXTRA_PIDS=""
+	mixed_settle 200
+	s1=$(mixed_smbd_ticks)
+	a1=$(mixed_aiod_ticks "$share")
+	if [ "$share" = rtio ]; then
+		d1=$(mixed_aiod_stat disk_read_bytes)
+		q1=$(mixed_aiod_stat bytes_read)
+	fi
+	/usr/bin/python3 - "$T/log" "$c" "$(mixed_calc "($s1 - $s0) / $HZ")" \
+		"$(mixed_calc "($a1 - $a0) / $HZ")" "$((d1 - d0))" "$((q1 - q0))" <<'PY'
+import glob, json, sys
+logdir, config, smbd_cpu, aiod_cpu, disk, asked = sys.argv[1:7]
+nbytes, chunks, elapsed, errors = 0, 0, 0.0, 0
+for path in sorted(glob.glob(logdir + "/client.*")):
+    lines = open(path).read().strip().splitlines()
+    r = json.loads(lines[-1]) if lines else {"error": "no output", "bytes": 0, "chunks": 0,
+                                             "elapsed_s": 0}
+    errors += 1 if r.get("error") else 0
+    nbytes += r["bytes"]
+    chunks += r["chunks"]
+    elapsed = max(elapsed, r["elapsed_s"])
+cpu = float(smbd_cpu) + float(aiod_cpu)
+print(json.dumps({"config": config, "bytes": nbytes, "reads": chunks, "elapsed_s": elapsed,
+                  "errors": errors, "reads_per_s": round(chunks / elapsed, 1) if elapsed else 0,
+                  "mb_per_s": round(nbytes / elapsed / 1e6, 2) if elapsed else 0,
+                  "cpu_s_per_gib": round(cpu / (nbytes / 2**30), 4) if nbytes else None,
+                  "cpu_ms_per_1000_reads": round(cpu * 1e6 / chunks, 2) if chunks else None,
+                  "device_bytes_per_byte": round(int(disk) / int(asked), 3) if int(asked) else None}))
+PY
+}
+
+out=$T/results.jsonl
+mixed_rounds "$out" "$RUNS" "$DURATION" $CONFIGS
+
+stamp=$(date -u +%Y-%m-%d-%H%M%S)
+mkdir -p "$mixed_root/bench/results"
+command="bench/mixed/smbrandom.sh $RUNS $DURATION $CLIENTS"
+/usr/bin/python3 - "$out" "$mixed_root/bench/results/smbrandom-$stamp" "$command" "$FILE_GIB" \
+	"$CACHE" "$(git -C "$mixed_root" rev-parse --short HEAD)" "$T/aiod.ini" "$CLIENTS" <<'PY' ||
+import json, os, platform, statistics, subprocess, sys
+src, prefix, command, gib, cache, commit, ini, clients = sys.argv[1:9]
+rows = [json.loads(l) for l in open(src) if l.strip()]
+cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+smbd = subprocess.run(["smbd", "--version"], capture_output=True, text=True).stdout.strip()
+configs = list(dict.fromkeys(r["config"] for r in rows))
+med = lambda rs, k: statistics.median(r[k] for r in rs if r[k] is not None) if any(r[k] is not None for r in rs) else None
+summ = {c: {k: med([r for r in rows if r["config"] == c], k) for k in
+            ("reads_per_s", "mb_per_s", "cpu_s_per_gib", "cpu_ms_per_1000_reads", "device_bytes_per_byte")}
+        for c in configs}
+for c in configs:
+    summ[c]["errors"] = sum(r["errors"] for r in rows if r["config"] == c)
+json.dump({"command": command, "commit": commit, "machine": {"kernel": platform.release(),
+           "cpus": os.cpu_count(), "cpu": cpu, "smbd": smbd}, "summary": summ, "runs": rows,
+           "aiod_ini": open(ini).read()}, open(prefix + ".json", "w"), indent=1)
+out = ["# Random reads over SMB: plain vs rtio", "", "Command: `%s` (commit %s)" % (command, commit), "",
+       "Machine: %s, %s CPUs, kernel %s; %s; data on the VM's disk" % (cpu, os.cpu_count(),
+                                                                      platform.release(), smbd), "",
+       "%s clients (one smbd each) reading random chunk-aligned pieces of one %s GiB file (aiod's "
+       "cache %s); page cache dropped before every round; medians over %d interleaved rounds." % (
+           clients, gib, cache, max(sum(1 for r in rows if r["config"] == c) for c in configs)), "",
+       "| config | reads/s | vs plain | MB/s | CPU s/GiB | CPU ms/1000 reads | vs plain | device bytes per byte | errors |",
+       "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+for c in configs:
+    s = summ[c]
+    base = summ.get("plain-" + c.split("-")[1])
+    rel = lambda k: ("%.2fx" % (s[k] / base[k])) if base and not c.startswith("plain") and base[k] else ""
+    dev = "%.2f" % s["device_bytes_per_byte"] if s["device_bytes_per_byte"] is not None else "-"
+    out.append("| %s | %.0f | %s | %.1f | %.3f | %.2f | %s | %s | %d |" % (
+        c, s["reads_per_s"], rel("reads_per_s"), s["mb_per_s"], s["cpu_s_per_gib"],
+        s["cpu_ms_per_1000_reads"], rel("cpu_ms_per_1000_reads"), dev, s["errors"]))
+out += ["", "aiod.ini:", "", "```", open(ini).read().strip(), "```", ""]
+open(prefix + ".md", "w").write("\n".join(out) + "\n")
+print("\n".join(out))
+PY
+	die "report failed"
+echo "bench/mixed/$NAME: results in bench/results/smbrandom-$stamp.{md,json}"
