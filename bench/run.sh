@@ -8,8 +8,9 @@
 #
 #   fio  bench/fio/run.sh   fio's io_uring engine directly vs fio through aiod
 #   mixed bench/mixed/run.sh random reads of 4x aiod's cache, direct vs aiod (issue 12),
-#         then bench/mixed/smallfiles.sh (5,000 small files over SMB) and
-#         bench/mixed/manyconn.sh (200 clients at once over SMB)
+#         then bench/mixed/smallfiles.sh (5,000 small files over SMB),
+#         bench/mixed/manyconn.sh (200 clients at once over SMB) and
+#         bench/mixed/smbrandom.sh (random 4 KiB / 1 MiB reads over SMB)
 #   smb  bench/smb/run.sh   smbclient get/put: plain vs io_uring vs rtio shares
 #   qos  bench/qos/run.sh   what QoS pacing costs, how exactly a limit holds (issue 13)
 #   rt   bench/rt/run.sh    paced video streams on an emulated disk (issues 5, 11)
@@ -28,7 +29,8 @@ for b in ${BENCH:-fio mixed smb qos rt}; do
 	mixed) make -C "$here/.." --no-print-directory BUILD="$BUILD" \
 		"$BUILD/fio/rtio_engine.so" && "$here/mixed/run.sh" || status=1
 		"$here/mixed/smallfiles.sh" || status=1
-		"$here/mixed/manyconn.sh" || status=1 ;;
+		"$here/mixed/manyconn.sh" || status=1
+		"$here/mixed/smbrandom.sh" || status=1 ;;
 	smb) "$here/smb/run.sh" || status=1 ;;
 	qos) "$here/qos/run.sh" || status=1 ;;
 	rt) read -r -a rt_args <<< "${RT_ARGS:-}"	# options for rt/run.sh, split on spaces
