@@ -488,6 +488,8 @@ int aiod_qos_list(struct aiod_ctx *ctx, uint32_t index, struct rtio_qos_list_rep
 		snprintf(rep->principal, sizeof(rep->principal), "%.*s",
 			 (int)sizeof(rep->principal) - 1, f->principal);
 		rep->limit_Bps = f->st.limit_Bps;
+		rep->limit_read_Bps = f->st.limit_read_Bps;
+		rep->limit_write_Bps = f->st.limit_write_Bps;
 		rep->reserve_Bps = f->st.reserve_Bps;
 		rep->weight = f->st.weight;
 		rep->rate_Bps = f->published.rate_Bps;

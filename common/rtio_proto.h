@@ -357,6 +357,8 @@ struct rtio_qos_list_rep {
 	uint64_t waiting;	/* clients: requests held by pacing now */
 	uint64_t paced;		/* clients: requests that had to wait, since bound */
 	uint64_t bytes;		/* clients: read + written since bound */
+	uint64_t limit_read_Bps;	/* aiod: configured per direction (0 = none) */
+	uint64_t limit_write_Bps;
 };
 
 /* A plain reply: FSYNC, WRITE1, CLOSE, FTRUNCATE, UNLINK, DISCONNECT. */
@@ -419,7 +421,7 @@ _Static_assert(sizeof(struct rtio_release_req) == 40, "rtio_release_req");
 _Static_assert(sizeof(struct rtio_qos_bind_req) == 512, "rtio_qos_bind_req");
 _Static_assert(sizeof(struct rtio_qos_bind_rep) == 112, "rtio_qos_bind_rep");
 _Static_assert(sizeof(struct rtio_qos_list_req) == 40, "rtio_qos_list_req");
-_Static_assert(sizeof(struct rtio_qos_list_rep) == 240, "rtio_qos_list_rep");
+_Static_assert(sizeof(struct rtio_qos_list_rep) == 256, "rtio_qos_list_rep");
 _Static_assert(sizeof(union rtio_msg) == RTIO_MSG_MAX, "rtio_msg");
 
 /*

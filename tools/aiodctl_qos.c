@@ -25,13 +25,16 @@ static const char *mibps(uint64_t Bps, const char *zero, char *buf, size_t len)
 
 static void qos_line(const struct rtio_qos_list_rep *f)
 {
-	char b[6][32];
+	char b[7][32];
 
-	printf("%-4" PRIu32 " %-16s %-28s %9s %9s %9s %9s %6" PRIu32 " %9s %7" PRIu64 " %9" PRIu64 "\n",
+	printf("%-4" PRIu32 " %-16s %-28s %9s %9s %9s %9s %9s %9s %6" PRIu32 " %9s %7" PRIu64
+	       " %9" PRIu64 "\n",
 	       f->slot, f->rule[0] != '\0' ? f->rule : "(best effort)", f->principal,
 	       mibps(f->rate_1s_Bps, "0", b[0], sizeof(b[0])),
 	       mibps(f->rate_10s_Bps, "0", b[1], sizeof(b[1])),
 	       mibps(f->limit_Bps, "-", b[2], sizeof(b[2])),
+	       mibps(f->limit_read_Bps, "-", b[5], sizeof(b[5])),
+	       mibps(f->limit_write_Bps, "-", b[6], sizeof(b[6])),
 	       mibps(f->reserve_Bps, "-", b[3], sizeof(b[3])), f->weight,
 	       mibps(f->rate_Bps, "-", b[4], sizeof(b[4])), f->waiting, f->paced);
 }
@@ -47,6 +50,9 @@ static json_t *qos_json(const struct rtio_qos_list_rep *f)
 	err |= aiodctl_json_put(o, "rate_1s_bytes_per_second", aiodctl_json_u64(f->rate_1s_Bps));
 	err |= aiodctl_json_put(o, "rate_10s_bytes_per_second", aiodctl_json_u64(f->rate_10s_Bps));
 	err |= aiodctl_json_put(o, "limit_bytes_per_second", aiodctl_json_u64(f->limit_Bps));
+	err |= aiodctl_json_put(o, "limit_read_bytes_per_second", aiodctl_json_u64(f->limit_read_Bps));
+	err |= aiodctl_json_put(o, "limit_write_bytes_per_second",
+				aiodctl_json_u64(f->limit_write_Bps));
 	err |= aiodctl_json_put(o, "reserve_bytes_per_second", aiodctl_json_u64(f->reserve_Bps));
 	err |= aiodctl_json_put(o, "weight", aiodctl_json_u64(f->weight));
 	err |= aiodctl_json_put(o, "paced_at_bytes_per_second", aiodctl_json_u64(f->rate_Bps));
@@ -82,9 +88,9 @@ int aiodctl_cmd_qos(struct aiodctl *ctl, int argc, char **argv)
 			return aiodctl_json_print(NULL);
 		}
 	} else {
-		printf("%-4s %-16s %-28s %9s %9s %9s %9s %6s %9s %7s %9s\n", "slot", "rule",
-		       "principal", "MiB/s_1s", "MiB/s_10s", "limit", "reserve", "weight", "paced_at",
-		       "waiting", "paced");
+		printf("%-4s %-16s %-28s %9s %9s %9s %9s %9s %9s %6s %9s %7s %9s\n", "slot", "rule",
+		       "principal", "MiB/s_1s", "MiB/s_10s", "limit", "lim_read", "lim_write",
+		       "reserve", "weight", "paced_at", "waiting", "paced");
 	}
 	for (uint32_t i = 0; (ret = rtio_client_qos_list(ctl->c, i, &f)) == 0; i++) {
 		if (json && json_array_append_new(flows, qos_json(&f)) != 0) {

@@ -121,7 +121,9 @@ t_metrics_standalone() {
 	"$BUILD/aiod" -c "$t/aiod.ini" -F -d 2 > "$t/aiod.log" 2>&1 &
 	pid=$!
 	for _ in $(seq 50); do [ -S "$t/aiod/aiod.sock" ] && break; sleep 0.1; done
-	(set -e; t_metrics "$t/aiod/aiod.sock" "$t/data" hd) || rc=1
+	# not "( ... ) || rc=1": on the left of || bash ignores set -e inside the subshell
+	(set -e; t_metrics "$t/aiod/aiod.sock" "$t/data" hd)
+	[ $? = 0 ] || rc=1
 	kill -TERM "$pid"
 	wait "$pid" || { echo "aiod exited with $?"; rc=1; }
 	if [ $rc = 0 ]; then

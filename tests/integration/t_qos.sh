@@ -54,6 +54,12 @@ t_qos_limit() {
 	echo "$out" | grep -q "capped .*rtiotest\|capped  *capped" || { echo "aiodctl qos: no 'capped' flow"; rc=1; }
 	"$BUILD/aiodctl" -s "$PRIV_SOCK" stats | grep -q '^qos_flows=1$' ||
 		{ echo "aiodctl stats: qos_flows is not 1"; rc=1; }
+	"$BUILD/aiodctl" -s "$PRIV_SOCK" qos --json | /usr/bin/python3 -c '
+import json, sys
+f = json.load(sys.stdin)["flows"]
+assert len(f) == 1 and f[0]["rule"] == "capped", f
+assert f[0]["limit_bytes_per_second"] == 24 << 20, f
+assert f[0]["bytes_total"] >= 5 * (20 << 20), f' || { echo "aiodctl qos --json is not right"; rc=1; }
 
 	# a reload raises the limit on the running connections' principal
 	sed -i 's/^limit = 24M/limit = 48M/' "$PRIV_DIR/aiod.ini"
