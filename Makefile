@@ -167,21 +167,23 @@ test_cache_SRC  := aiod/cache.c
 test_edf_SRC    := aiod/edf.c
 # config.c hands [qos.NAME] sections to the policy unit
 QOS_POLICY_SRC := aiod/qos_policy.c aiod/qos_match.c aiod/qos_rule.c aiod/qos_values.c
+# what aiod/config.c needs: value parsers, the ini reader, section families, keys as text, the policy
+CONFIG_SRC := aiod/config_values.c aiod/config_sections.c aiod/config_keys.c aiod/ini.c $(QOS_POLICY_SRC)
 # the QoS flow table and its pacing: pure; the threaded test needs only the -lpthread every unit gets
 test_qos_pacing_SRC := common/rtio_qos.c
 test_qos_pacing_LIBS := -lm
 test_qos_rates_SRC := aiod/qos_rates.c common/rtio_qos.c
 test_qos_rates_LIBS := -lm
 test_notify_SRC := aiod/notify.c aiod/log.c
-test_config_SRC := aiod/config.c aiod/config_values.c aiod/ini.c $(QOS_POLICY_SRC) aiod/config_dump.c aiod/tuning.c \
+test_config_SRC := aiod/config.c $(CONFIG_SRC) aiod/config_dump.c aiod/tuning.c \
 	aiod/profile.c aiod/log.c common/rtio_size.c
 # the machine's RAM is the test's to choose ([cache] size larger than RAM)
 test_config_CFLAGS := -Wl,--wrap=aiod_phys_mem_bytes
-test_stream_SRC := aiod/stream.c aiod/admission.c aiod/config.c aiod/config_values.c aiod/ini.c $(QOS_POLICY_SRC) aiod/log.c aiod/cache.c \
+test_stream_SRC := aiod/stream.c aiod/admission.c aiod/config.c $(CONFIG_SRC) aiod/log.c aiod/cache.c \
 	aiod/engine.c aiod/edf.c aiod/profile.c common/rtio_size.c
-test_tuning_SRC := aiod/tuning.c aiod/profile.c aiod/admission.c aiod/config.c aiod/config_values.c aiod/ini.c $(QOS_POLICY_SRC) aiod/log.c \
+test_tuning_SRC := aiod/tuning.c aiod/profile.c aiod/admission.c aiod/config.c $(CONFIG_SRC) aiod/log.c \
 	common/rtio_size.c
-test_record_SRC := aiod/record.c aiod/admission.c aiod/profile.c aiod/config.c aiod/config_values.c aiod/ini.c $(QOS_POLICY_SRC) aiod/log.c common/rtio_size.c
+test_record_SRC := aiod/record.c aiod/admission.c aiod/profile.c aiod/config.c $(CONFIG_SRC) aiod/log.c common/rtio_size.c
 # the QoS policy is pure: talloc and the size parser, nothing else
 test_qos_policy_SRC := aiod/qos_policy.c aiod/qos_match.c aiod/qos_rule.c aiod/qos_values.c common/rtio_size.c
 test_qos_policy_LIBS := $(PKG_LIBS_TALLOC)

@@ -109,3 +109,20 @@ uint64_t aiod_phys_mem_bytes(void)
 
 	return pages > 0 && page_size > 0 ? (uint64_t)pages * (uint64_t)page_size : 0;
 }
+
+/* bits/s as aiod.ini spells them: 800000000 is 800M. */
+void aiod_format_rate(uint64_t bps, char *buf, size_t len)
+{
+	static const char units[] = "kMG";
+	int u = -1;
+
+	while (u < 2 && bps != 0 && bps % 1000 == 0) {
+		bps /= 1000;
+		u++;
+	}
+	if (u < 0) {
+		snprintf(buf, len, "%llu", (unsigned long long)bps);
+	} else {
+		snprintf(buf, len, "%llu%c", (unsigned long long)bps, units[u]);
+	}
+}

@@ -23,4 +23,7 @@ int aiod_parse_id_list(const char *s, bool groups, uint32_t *ids, unsigned *n, c
 /* The machine's RAM in bytes (0 if unknown): [cache] size must fit in it. */
 uint64_t aiod_phys_mem_bytes(void);
 
+/* bits/s as aiod.ini spells them: 800000000 is 800M, 1500 stays 1500. */
+void aiod_format_rate(uint64_t bps, char *buf, size_t len);
+
 #endif
