@@ -57,11 +57,6 @@ struct aiod_session {
 	uint32_t features;	/* RTIO_FEAT_* granted at CONNECT */
 };
 
-bool aiod_session_socket_queues(const struct aiod_session *s)
-{
-	return s->qsock;
-}
-
 bool aiod_session_connected(const struct aiod_session *s)
 {
 	return s->connected;

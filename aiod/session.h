@@ -83,7 +83,5 @@ uint32_t aiod_session_depth(const struct aiod_ctx *ctx);
  */
 int aiod_queues_create(const struct aiod_ctx *ctx, uint32_t id, mqd_t *reqq, mqd_t *repq,
 		       int fds[2], bool *sock, const char **step);
-/* Whether the session's queues are a socket pair. */
-bool aiod_session_socket_queues(const struct aiod_session *s);
 
 #endif
