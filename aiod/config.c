@@ -257,7 +257,7 @@ static int check_cache_fits(struct config_loader *ld)
 				     (unsigned long long)ram);
 }
 
-/* Checks across aiod_config_keys, once every section is in. */
+/* Checks across keys, once every section is in. */
 static int check_config(struct config_loader *ld)
 {
 	const struct aiod_config *cfg = ld->cfg;

@@ -130,7 +130,7 @@ void aiod_config_print_defaults(FILE *f)
 
 	fprintf(f, "# aiod.ini: configuration of aiod, the rtio I/O daemon.\n"
 		   "# Every key is shown with its built-in default, commented out.\n"
-		   "# Sizes take K/M/G suffixes (binary). `kill -HUP` reloads aiod_config_keys marked\n"
+		   "# Sizes take K/M/G suffixes (binary). `kill -HUP` reloads keys marked\n"
 		   "# (reloadable); others need a restart.\n");
 	for (size_t i = 0; i < aiod_config_nkeys; i++) {
 		if (sec == NULL || strcmp(sec, aiod_config_keys[i].section) != 0) {
