@@ -58,9 +58,9 @@ $(BUILD)/gen/rtio_samba.h: version-force
 $(BUILD)/vfsobj/vfs_rtio/vfs_rtio.o: $(BUILD)/gen/rtio_samba.h
 
 # the client library: the session, async I/O, the reply queue, sync calls
-CLIENT_SRC := common/rtio_client.c common/rtio_client_io.c common/rtio_client_reply.c \
+CLIENT_SRC := common/rtio_client.c common/rtio_client_io.c common/rtio_client_reply.c common/rtio_client_cached.c \
 	common/rtio_client_sync.c
-COMMON_SRC := common/rtio_proto.c common/rtio_qos.c common/rtio_sock.c common/rtio_queue.c $(CLIENT_SRC)
+COMMON_SRC := common/rtio_proto.c common/rtio_shm.c common/rtio_qos.c common/rtio_sock.c common/rtio_queue.c $(CLIENT_SRC)
 AIOD_SRC   := $(filter-out aiod/main.c,$(wildcard aiod/*.c))
 COMMON_HDR := $(wildcard common/*.h)
 AIOD_HDR   := $(wildcard aiod/*.h)
@@ -157,13 +157,14 @@ install-module: $(BUILD)/rtio.so
 
 # ---- unit tests: each built twice, plainly and with ASan + UBSan ----
 
-UNIT_TESTS := test_proto test_size test_queue test_cache test_edf test_config test_stream test_session replay_session \
+UNIT_TESTS := test_proto test_size test_queue test_cache test_shm_dir test_edf test_config test_stream test_session replay_session \
 	test_dataplane test_passthrough test_readahead test_tuning test_record test_defer test_notify \
 	test_qos_pacing test_qos_rates test_qos_policy test_qos_flows test_aiodctl test_doctor
-test_proto_SRC  := common/rtio_proto.c
+test_proto_SRC  := common/rtio_proto.c common/rtio_shm.c
 test_size_SRC   := common/rtio_size.c
 test_queue_SRC  := common/rtio_queue.c
-test_cache_SRC  := aiod/cache.c
+test_cache_SRC  := aiod/cache.c aiod/cache_dir.c common/rtio_shm.c
+test_shm_dir_SRC := aiod/cache.c aiod/cache_dir.c common/rtio_shm.c
 test_edf_SRC    := aiod/edf.c
 # config.c hands [qos.NAME] sections to the policy unit
 QOS_POLICY_SRC := aiod/qos_policy.c aiod/qos_match.c aiod/qos_rule.c aiod/qos_values.c
@@ -179,7 +180,7 @@ test_config_SRC := aiod/config.c $(CONFIG_SRC) aiod/config_dump.c aiod/tuning.c 
 	aiod/profile.c aiod/log.c common/rtio_size.c
 # the machine's RAM is the test's to choose ([cache] size larger than RAM)
 test_config_CFLAGS := -Wl,--wrap=aiod_phys_mem_bytes
-test_stream_SRC := aiod/stream.c aiod/admission.c aiod/config.c $(CONFIG_SRC) aiod/log.c aiod/cache.c \
+test_stream_SRC := aiod/stream.c aiod/admission.c aiod/config.c $(CONFIG_SRC) aiod/log.c aiod/cache.c aiod/cache_dir.c \
 	aiod/engine.c aiod/edf.c aiod/profile.c common/rtio_size.c
 test_tuning_SRC := aiod/tuning.c aiod/profile.c aiod/admission.c aiod/config.c $(CONFIG_SRC) aiod/log.c \
 	common/rtio_size.c
@@ -200,7 +201,7 @@ test_defer_SRC  := vfs_rtio/vfs_rtio_defer.c
 test_defer_CFLAGS := -Ivfs_rtio
 # the whole daemon but main.c and calibrate.c: an aiod context inside a test
 AIOD_INPROC_SRC := $(filter-out aiod/main.c aiod/calibrate.c,$(wildcard aiod/*.c)) \
-	common/rtio_proto.c common/rtio_qos.c common/rtio_sock.c common/rtio_queue.c common/rtio_size.c
+	common/rtio_proto.c common/rtio_shm.c common/rtio_qos.c common/rtio_sock.c common/rtio_queue.c common/rtio_size.c
 test_session_SRC := $(AIOD_INPROC_SRC) $(CLIENT_SRC)
 # aiod's QoS flows in an in-process aiod
 test_qos_flows_SRC := $(AIOD_INPROC_SRC)
@@ -272,9 +273,9 @@ soak: deps-build asan
 FUZZ_SECONDS ?= 60
 FUZZ_CFLAGS = $(WARN) -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all
-$(BUILD)/fuzz/fuzz_msg: tests/fuzz/fuzz_msg.c common/rtio_proto.c $(COMMON_HDR)
+$(BUILD)/fuzz/fuzz_msg: tests/fuzz/fuzz_msg.c common/rtio_proto.c common/rtio_shm.c $(COMMON_HDR)
 	@mkdir -p $(dir $@)
-	clang $(FUZZ_CFLAGS) -Icommon -o $@ $< common/rtio_proto.c
+	clang $(FUZZ_CFLAGS) -Icommon -o $@ $< common/rtio_proto.c common/rtio_shm.c
 
 # The whole session (control socket + request queue) against an in-process aiod.
 $(BUILD)/fuzz/fuzz_session: tests/fuzz/fuzz_session.c tests/fuzz/session_harness.c \

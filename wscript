@@ -22,7 +22,7 @@ def build(bld):
                             for n in bld.path.ant_glob('vfs_rtio/*.c'))
     common_sources = sorted(n.path_from(bld.path)
                             for n in bld.path.ant_glob('common/rtio_client*.c')) + \
-        ['common/rtio_proto.c', 'common/rtio_qos.c', 'common/rtio_sock.c',
+        ['common/rtio_proto.c', 'common/rtio_shm.c', 'common/rtio_qos.c', 'common/rtio_sock.c',
          'common/rtio_queue.c']
 
     # SAMBA3_MODULE is SAMBA_MODULE plus source3's include dirs

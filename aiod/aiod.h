@@ -7,6 +7,7 @@
  *   profile.c   the device profile aiod --calibrate writes
  *   tuning.c    io_size, queue_depth, best-effort deadline derived from it
  *   cache.c     block bookkeeping (pure)
+ *   cache_dir.c the cache's index in the region, for clients copying hits themselves
  *   edf.c       the earliest-deadline-first queue of device requests (pure)
  *   engine.c    io_uring behind the EDF queue (the only user of liburing)
  *   region.c    the shared, sealed, locked buffer region
@@ -57,14 +58,19 @@ struct aiod_peer;
 struct aiod_profile;
 struct aiod_wb_twin;
 struct aiod_qos;
+struct rtio_shm_dirent;
 
-/* The shared region: header page + cache blocks, passed to clients as a memfd. */
+/* The shared region: header page, directory, cache blocks (rtio_shm.h); a memfd for clients. */
 struct aiod_region {
 	int fd;			/* sealed: no client can shrink or grow it */
 	int ro_fd;		/* the same memory, opened read-only: what most clients get */
 	uint8_t *base;
 	uint64_t size;
 	uint8_t *blocks;
+	uint64_t data_off;	/* of blocks from base */
+	struct rtio_shm_dirent *dir;	/* the cache's index for clients (cache_dir.h) */
+	uint32_t *buckets;
+	uint32_t hash_mask;
 	uint32_t block_size;
 	uint32_t nblocks;
 	bool locked;
@@ -169,6 +175,8 @@ struct aiod_stats {
 	uint64_t disk_read_bytes;	/* bytes the device read: loads and pass-through reads */
 	uint64_t passthrough_reads;	/* random reads served without the cache (passthrough.c) */
 	uint64_t passthrough_bytes;	/* bytes the device read for them */
+	uint64_t hit_reads;		/* reads clients copied from the cache themselves (HIT) */
+	uint64_t hit_bytes;
 };
 
 struct aiod_ctx {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cache.h"
+#include "cache_dir.h"
 
 static void list_del(struct aiod_block_list *l, struct aiod_block *b)
 {
@@ -39,12 +40,7 @@ static void list_add_tail(struct aiod_block_list *l, struct aiod_block *b)
 
 static uint32_t hash_key(const struct aiod_cache *c, uint64_t dev, uint64_t ino, uint64_t blkno)
 {
-	uint64_t h = dev * 0x9e3779b97f4a7c15ull ^ ino * 0xc2b2ae3d27d4eb4full ^ blkno;
-
-	h ^= h >> 29;
-	h *= 0xbf58476d1ce4e5b9ull;
-	h ^= h >> 32;
-	return (uint32_t)h & c->hash_mask;
+	return rtio_shm_hash(dev, ino, blkno, c->hash_mask);
 }
 
 struct aiod_cache *aiod_cache_create(TALLOC_CTX *mem_ctx, uint8_t *data, uint32_t block_size,
@@ -99,6 +95,7 @@ static void hash_remove(struct aiod_cache *c, struct aiod_block *b)
 	if (*pp == b) {
 		*pp = b->hnext;
 	}
+	aiod_cache_dir_unlink(c, b);
 	b->hnext = NULL;
 	b->hashed = false;
 }
@@ -185,6 +182,7 @@ void aiod_cache_insert(struct aiod_cache *c, struct aiod_block *b, uint64_t dev,
 	b->hashed = true;
 	b->hnext = c->hash[h];
 	c->hash[h] = b;
+	aiod_cache_dir_link(c, b);
 }
 
 void aiod_cache_load_done(struct aiod_cache *c, struct aiod_block *b, int result)
@@ -203,6 +201,9 @@ void aiod_cache_load_done(struct aiod_cache *c, struct aiod_block *b, int result
 		b->valid = (uint32_t)result;
 	}
 	b->state = AIOD_BLK_VALID;
+	if (b->hashed) {
+		aiod_cache_dir_publish(c, b);	/* clients may copy it themselves now */
+	}
 	while (w != NULL) {
 		struct aiod_block_waiter *next = w->next;
 		w->fn(w->private_data, b);
@@ -247,7 +248,9 @@ uint32_t aiod_cache_truncate(struct aiod_cache *c, uint64_t dev, uint64_t ino, u
 			aiod_cache_detach(c, b);
 			dropped++;
 		} else if (new_size - start < b->valid) {
+			aiod_cache_dir_begin(c, b);
 			b->valid = (uint32_t)(new_size - start);
+			aiod_cache_dir_publish(c, b);
 		}
 	}
 	return dropped;
@@ -301,6 +304,8 @@ void aiod_cache_write_through(struct aiod_cache *c, uint64_t dev, uint64_t ino, 
 			aiod_cache_detach(c, b);
 		} else if (b != NULL) {
 			uint8_t *p = aiod_cache_block_data(c, b);
+
+			aiod_cache_dir_begin(c, b);	/* a client copying it now must retry */
 			/*
 			 * A block shorter than block_size ended at EOF when it was read.
 			 * Bytes between that EOF and this write are a hole: zeros.
@@ -312,6 +317,7 @@ void aiod_cache_write_through(struct aiod_cache *c, uint64_t dev, uint64_t ino, 
 			if (in_blk + n > b->valid) {
 				b->valid = in_blk + n;
 			}
+			aiod_cache_dir_publish(c, b);
 		}
 		off += n;
 		data += n;

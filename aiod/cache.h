@@ -25,6 +25,7 @@ enum aiod_block_state {
 };
 
 struct aiod_block;
+struct rtio_shm_dirent;
 
 /* Someone waiting for a LOADING block to finish. */
 struct aiod_block_waiter {
@@ -62,6 +63,10 @@ struct aiod_cache {
 	struct aiod_block_list lru;	/* hashed, VALID, refs == 0: head is evicted first */
 	uint32_t pinned;		/* blocks with refs > 0 */
 	uint64_t evictions;
+	/* The index clients read (cache_dir.h), NULL when none is attached. */
+	struct rtio_shm_dirent *dir;
+	uint32_t *dir_buckets;
+	uint32_t dir_mask;
 };
 
 struct aiod_cache *aiod_cache_create(TALLOC_CTX *mem_ctx, uint8_t *data, uint32_t block_size,

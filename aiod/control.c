@@ -63,6 +63,8 @@ static void fill_stats(struct aiod_ctx *ctx, struct rtio_stats_rep *r)
 	r->disk_read_bytes = ctx->st.disk_read_bytes;
 	r->passthrough_reads = ctx->st.passthrough_reads;
 	r->passthrough_bytes = ctx->st.passthrough_bytes;
+	r->hit_reads = ctx->st.hit_reads;
+	r->hit_bytes = ctx->st.hit_bytes;
 	{
 		uint32_t flows, paced;
 
@@ -117,6 +119,7 @@ void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const uni
 	size_t rep_len = rtio_msg_expected_len(m->hdr.opcode, 1);
 	struct aiod_peer *p = aiod_peer_of(s);	/* NULL before CONNECT: STATS only */
 	struct aiod_open *o;
+	int send_fd = -1;	/* a descriptor the reply carries (aiod keeps its own) */
 	int ret = 0;
 
 	(void)len;
@@ -237,6 +240,11 @@ void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const uni
 	case RTIO_OP_QOS_LIST:
 		ret = aiod_qos_list(ctx, m->qos_list_req.index, &rep.qos_list_rep);
 		break;
+	case RTIO_OP_WATCH_FD:
+		/* Polled, never read: reading would take aiod's events (rtio_client_cached.c). */
+		send_fd = aiod_watch_fd(ctx);
+		ret = send_fd >= 0 ? 0 : -ENOSYS;
+		break;
 	case RTIO_OP_DISCONNECT:
 		/* The client may not wait for the answer: a failed reply is no news. */
 		(void)rtio_sock_send(aiod_session_sock(s), &rep, rep_len, NULL, 0);
@@ -254,5 +262,5 @@ reply:
 		ctx->st.errors++;
 	}
 	rep.hdr.result = ret;
-	(void)aiod_session_control_reply(s, &rep, rep_len);
+	(void)aiod_session_control_reply(s, &rep, rep_len, ret == 0 ? send_fd : -1);
 }

@@ -67,7 +67,7 @@ struct aiod_wseg {
 /* Where block b lies in the shared region, as clients address it. */
 static inline uint64_t aiod_block_shm_off(const struct aiod_ctx *ctx, const struct aiod_block *b)
 {
-	return rtio_shm_block_off(ctx->cache->block_size, b->idx);
+	return rtio_shm_block_off(ctx->region.data_off, ctx->cache->block_size, b->idx);
 }
 
 /* request.c */
@@ -93,6 +93,13 @@ void aiod_waitq_remove(struct aiod_ctx *ctx, struct aiod_req *r);
 bool aiod_read0_start(struct aiod_req *r);
 /* r's blocks hold its bytes (or r->error says why not): answer with them, under a lease. */
 void aiod_read0_finish(struct aiod_req *r);
+/*
+ * HIT: p's client copied len bytes at off of o's file out of the cache
+ * itself (rtio_shm.h). Counted as a hit read, the blocks made recent, and
+ * the stream's read-ahead moved on, as if READ0 had found them.
+ */
+void aiod_read_hit(struct aiod_ctx *ctx, struct aiod_peer *p, struct aiod_open *o, uint64_t off,
+		   uint32_t len);
 /* One disk read of the n contiguous LOADING blocks b of o's file. */
 int aiod_load_submit(struct aiod_ctx *ctx, struct aiod_open *o, struct aiod_block **b, uint32_t n,
 		     uint64_t deadline_ns);

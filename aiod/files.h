@@ -42,6 +42,8 @@ int aiod_watch_add(struct aiod_ctx *ctx, struct aiod_file *f, int fd);
 void aiod_watch_remove(struct aiod_ctx *ctx, struct aiod_file *f);
 /* Act on every change queued so far; before answering a read from the cache. */
 void aiod_watch_drain(struct aiod_ctx *ctx);
+/* The inotify descriptor (clients poll it: WATCH_FD), -1 when aiod has none. */
+int aiod_watch_fd(const struct aiod_ctx *ctx);
 uint32_t aiod_watch_count(const struct aiod_ctx *ctx);
 
 #endif

@@ -413,8 +413,7 @@ int main(int argc, char **argv)
 		talloc_free(ctx);
 		return 1;
 	}
-	ctx->cache = aiod_cache_create(ctx, ctx->region.blocks, ctx->region.block_size,
-				       ctx->region.nblocks);
+	ctx->cache = aiod_region_cache(ctx);
 	ctx->engine = ctx->cache == NULL ? NULL :
 		      aiod_engine_create(ctx, ctx->ev, ctx->cfg->queue_depth, ctx->region.blocks,
 					 ctx->region.block_size, ctx->region.nblocks, err,

@@ -195,6 +195,34 @@ static struct aiod_block *range_block(struct aiod_cache *c, const struct aiod_op
 	return b;
 }
 
+void aiod_read_hit(struct aiod_ctx *ctx, struct aiod_peer *p, struct aiod_open *o, uint64_t off,
+		   uint32_t len)
+{
+	struct aiod_cache *c = ctx->cache;
+	uint64_t last;
+
+	if (len == 0) {
+		return;
+	}
+	last = (off + len - 1) / c->block_size;
+	for (uint64_t blk = off / c->block_size; blk <= last; blk++) {
+		struct aiod_block *b = aiod_cache_find(c, o->file->dev, o->file->ino, blk);
+
+		/* Gone already (evicted, written) is fine: the client checked its copy. */
+		if (b != NULL) {
+			aiod_cache_touch(c, b);
+		}
+		ctx->st.cache_hits++;
+	}
+	ctx->st.hit_reads++;
+	ctx->st.hit_bytes += len;
+	ctx->st.bytes_read += len;
+	p->bytes_read += len;
+	o->file->bytes_read += len;
+	/* As read0_hit(): the stream's position moves, its read-ahead follows. */
+	aiod_readahead(ctx, o, last, o->file->known_size, aiod_stream_observe(ctx, o, off, len));
+}
+
 /* Every block of r's range cached and VALID: pin them and answer now, without a syscall. */
 static bool read0_hit(struct aiod_req *r)
 {

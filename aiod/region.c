@@ -32,6 +32,7 @@
 #include "log.h"
 #include "rtio_shm.h"
 #include "region.h"
+#include "cache_dir.h"
 
 /* KiB of shared memory this process maps with huge pages (smaps_rollup), 0 if unknown. */
 static unsigned long long region_huge_kib(void)
@@ -58,6 +59,7 @@ int aiod_region_create(struct aiod_ctx *ctx, char *err, size_t errlen)
 	struct aiod_region *r = &ctx->region;
 	struct rtio_shm_header *h;
 	uint32_t nblocks = (uint32_t)(ctx->cfg->cache_size / ctx->cfg->block_size);
+	struct rtio_shm_layout l;
 	unsigned long long huge_kib;
 	char path[64];
 	int ret;
@@ -67,7 +69,8 @@ int aiod_region_create(struct aiod_ctx *ctx, char *err, size_t errlen)
 	r->ro_fd = -1;
 	r->block_size = ctx->cfg->block_size;
 	r->nblocks = nblocks;
-	r->size = rtio_shm_region_size(r->block_size, nblocks);
+	rtio_shm_layout(r->block_size, nblocks, &l);
+	r->size = l.size;
 	r->fd = memfd_create("rtio-cache", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (r->fd < 0) {
 		snprintf(err, errlen, "memfd_create: %s", strerror(errno));
@@ -129,9 +132,16 @@ int aiod_region_create(struct aiod_ctx *ctx, char *err, size_t errlen)
 	h->size = r->size;
 	h->block_size = r->block_size;
 	h->nblocks = nblocks;
-	h->data_off = RTIO_SHM_DATA_OFF;
+	h->data_off = l.data_off;
+	h->dir_off = l.dir_off;
+	h->hash_off = l.hash_off;
+	h->hash_mask = l.hash_mask;
 	h->aiod_pid = (uint64_t)getpid();
-	r->blocks = r->base + RTIO_SHM_DATA_OFF;
+	r->data_off = l.data_off;
+	r->blocks = r->base + l.data_off;
+	r->dir = (struct rtio_shm_dirent *)(r->base + l.dir_off);
+	r->buckets = (uint32_t *)(r->base + l.hash_off);
+	r->hash_mask = l.hash_mask;
 	huge_kib = region_huge_kib();
 	AIOD_NOTICE("cache: %u blocks of %u KiB (%llu MiB)%s, %llu MiB in huge pages", nblocks,
 		    r->block_size >> 10, (unsigned long long)(r->size >> 20),
@@ -142,6 +152,17 @@ int aiod_region_create(struct aiod_ctx *ctx, char *err, size_t errlen)
 			    "/sys/kernel/mm/transparent_hugepage/shmem_enabled, then restart aiod)");
 	}
 	return 0;
+}
+
+struct aiod_cache *aiod_region_cache(struct aiod_ctx *ctx)
+{
+	struct aiod_region *r = &ctx->region;
+	struct aiod_cache *c = aiod_cache_create(ctx, r->blocks, r->block_size, r->nblocks);
+
+	if (c != NULL) {
+		aiod_cache_dir_attach(c, r->dir, r->buckets, r->hash_mask);
+	}
+	return c;
 }
 
 void aiod_region_destroy(struct aiod_region *r)

@@ -11,5 +11,10 @@
 
 int aiod_region_create(struct aiod_ctx *ctx, char *err, size_t errlen);
 void aiod_region_destroy(struct aiod_region *r);
+/*
+ * The cache over the region's blocks, publishing its index in the region's
+ * directory for clients (cache_dir.h). NULL when out of memory.
+ */
+struct aiod_cache *aiod_region_cache(struct aiod_ctx *ctx);
 
 #endif

@@ -136,7 +136,7 @@ static void protocol_error(struct aiod_ctx *ctx, struct aiod_session *s, const v
 	memcpy(&h, m, sizeof(h));
 	/* Answer when we can tell what it was, so the client does not wait for nothing. */
 	if (h.magic == RTIO_MAGIC && h.version == RTIO_PROTO_VERSION && h.opcode < RTIO_OP_MAX &&
-	    h.opcode != RTIO_OP_READ1 && rtio_msg_expected_len(h.opcode, 1) != 0 &&
+	    rtio_msg_expected_len(h.opcode, 1) != 0 &&
 	    (h.opcode == RTIO_OP_READ0 || h.opcode == RTIO_OP_WRITE0 || h.opcode == RTIO_OP_WRITE1 ||
 	     h.opcode == RTIO_OP_FSYNC || h.opcode == RTIO_OP_WROTE)) {
 		aiod_reply_simple(ctx, s, h.opcode, h.req_id, err);
@@ -207,6 +207,13 @@ static void start_wrote(struct aiod_ctx *ctx, struct aiod_peer *p, const union r
 	aiod_wrote_handle(ctx, p->s, o, &m->io_req);
 }
 
+/* HIT has no reply: the client already has its bytes; aiod learns what was read. */
+static void start_hit(struct aiod_ctx *ctx, struct aiod_peer *p, const union rtio_msg *m,
+		      struct aiod_open *o)
+{
+	aiod_read_hit(ctx, p, o, m->io_req.offset, m->io_req.length);
+}
+
 /* READ1 has no reply: a token it does not know is the client's mistake, counted. */
 static void start_read1(struct aiod_ctx *ctx, struct aiod_peer *p, const union rtio_msg *m,
 			struct aiod_open *o)
@@ -246,6 +253,7 @@ struct data_op {
 	bool ranged;		/* offset + length must stay below 2^63 */
 	bool bounded;		/* and length at most max_io */
 	bool shm_write;		/* the client copies into the region: it must be writable */
+	bool no_reply;		/* the client waits for nothing: a refusal is only counted */
 	void (*start)(struct aiod_ctx *ctx, struct aiod_peer *p, const union rtio_msg *m,
 		      struct aiod_open *o);
 };
@@ -258,6 +266,8 @@ static const struct data_op data_ops[RTIO_OP_MAX] = {
 	[RTIO_OP_WROTE] = { .on_open = true, .writes = true, .ranged = true,
 			    .start = start_wrote },
 	[RTIO_OP_FSYNC] = { .on_open = true, .start = start_fsync },
+	[RTIO_OP_HIT] = { .on_open = true, .reads = true, .ranged = true, .bounded = true,
+			  .no_reply = true, .start = start_hit },
 	[RTIO_OP_READ1] = { .start = start_read1 },
 	[RTIO_OP_WRITE1] = { .start = start_write1 },
 };
@@ -305,6 +315,11 @@ void aiod_data_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union 
 	if (op->on_open) {
 		o = aiod_open_find(&p->opens, m->io_req.file_id);
 		ret = data_op_check(ctx, s, op, m, o);
+		if (ret != 0 && op->no_reply) {
+			/* e.g. a HIT racing the file's CLOSE: nobody to tell */
+			ctx->st.errors++;
+			return;
+		}
 		if (ret != 0) {
 			aiod_reply_simple(ctx, s, m->hdr.opcode, m->hdr.req_id, ret);
 			return;

@@ -491,14 +491,14 @@ static void session_handshake_timeout(struct tevent_context *ev, struct tevent_t
 	aiod_session_destroy(s, "5 seconds without CONNECT or a request");
 }
 
-int aiod_session_control_reply(struct aiod_session *s, const void *msg, size_t len)
+int aiod_session_control_reply(struct aiod_session *s, const void *msg, size_t len, int fd)
 {
 	int ret;
 
 	if (s->dying) {
 		return -ENOTCONN;
 	}
-	ret = rtio_sock_send(s->sock, msg, len, NULL, 0);
+	ret = rtio_sock_send(s->sock, msg, len, fd >= 0 ? &fd : NULL, fd >= 0 ? 1 : 0);
 	if (ret != 0) {
 		aiod_session_destroy(s, "control reply failed");
 	}

@@ -51,8 +51,8 @@ struct aiod_session *aiod_session_create(struct aiod_ctx *ctx, int sock, pid_t p
 void aiod_session_destroy(struct aiod_session *s, const char *why);
 /* A reply on the reply queue; a full queue ends the session. */
 int aiod_session_reply(struct aiod_session *s, const void *msg, size_t len);
-/* Send a control-socket reply; a failure ends the session. */
-int aiod_session_control_reply(struct aiod_session *s, const void *msg, size_t len);
+/* Send a control-socket reply, with descriptor fd unless it is -1; a failure ends the session. */
+int aiod_session_control_reply(struct aiod_session *s, const void *msg, size_t len, int fd);
 /* Count a malformed message from s and log it (rate limited). */
 void aiod_session_protocol_error(struct aiod_session *s, const char *what, int err);
 

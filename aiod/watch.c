@@ -38,6 +38,7 @@
 #include "aiod.h"
 #include "log.h"
 #include "files.h"
+#include "rtio_shm.h"
 
 /*
  * What makes cached bytes wrong: a content change (IN_MODIFY: write,
@@ -148,6 +149,21 @@ static void watch_event(struct aiod_ctx *ctx, const struct inotify_event *ev)
 	}
 }
 
+/* The region's watch_seq (rtio_shm.h) moves on by one: odd while draining. */
+static void watch_seq_bump(struct aiod_ctx *ctx)
+{
+	struct rtio_shm_header *h = (struct rtio_shm_header *)ctx->region.base;
+
+	if (h != NULL) {
+		__atomic_fetch_add(&h->watch_seq, 1, __ATOMIC_SEQ_CST);
+	}
+}
+
+int aiod_watch_fd(const struct aiod_ctx *ctx)
+{
+	return ctx->watch != NULL ? ctx->watch->fd : -1;
+}
+
 void aiod_watch_drain(struct aiod_ctx *ctx)
 {
 	struct aiod_watch *w = ctx->watch;
@@ -156,6 +172,7 @@ void aiod_watch_drain(struct aiod_ctx *ctx)
 	if (w == NULL) {
 		return;
 	}
+	watch_seq_bump(ctx);	/* odd: clients copying from the cache ask aiod instead */
 	for (;;) {
 		ssize_t n = read(w->fd, buf, sizeof(buf));
 
@@ -166,6 +183,7 @@ void aiod_watch_drain(struct aiod_ctx *ctx)
 			if (errno != EAGAIN) {
 				AIOD_WARN("reading inotify events: %s", strerror(errno));
 			}
+			watch_seq_bump(ctx);	/* even: what was read is applied */
 			return;
 		}
 		for (ssize_t off = 0; off + (ssize_t)sizeof(struct inotify_event) <= n;) {

@@ -2,7 +2,7 @@
 # make bench: every benchmark, one after the other (each takes the machine to
 # itself; never run them beside the tests). Results land in bench/results/.
 #
-#   BENCH="fio mixed smb qos rt" bench/run.sh (default: all five; rt alone takes
+#   BENCH="fio mixed smb zerocopy qos rt" bench/run.sh (default: all six; rt alone takes
 #                                         about 5-6 hours with its defaults)
 #   RT_ARGS="--scenario together --bitrates 100M" make bench   options for rt/run.sh
 #
@@ -12,6 +12,7 @@
 #         bench/mixed/manyconn.sh (200 clients at once over SMB) and
 #         bench/mixed/smbrandom.sh (random 4 KiB / 1 MiB reads over SMB)
 #   smb  bench/smb/run.sh   smbclient get/put: plain vs io_uring vs rtio shares
+#   zerocopy bench/zerocopy/run.sh  MSG_ZEROCOPY vs send() over loopback and veth (issue 15)
 #   qos  bench/qos/run.sh   what QoS pacing costs, how exactly a limit holds (issue 13)
 #   rt   bench/rt/run.sh    paced video streams on an emulated disk (issues 5, 11)
 #
@@ -21,7 +22,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 export BUILD=${BUILD:-$(cd "$here/.." && pwd)/build}
 status=0
-for b in ${BENCH:-fio mixed smb qos rt}; do
+for b in ${BENCH:-fio mixed smb zerocopy qos rt}; do
 	echo "==== bench: $b ===="
 	case $b in
 	fio) make -C "$here/.." --no-print-directory BUILD="$BUILD" \
@@ -32,10 +33,11 @@ for b in ${BENCH:-fio mixed smb qos rt}; do
 		"$here/mixed/manyconn.sh" || status=1
 		"$here/mixed/smbrandom.sh" || status=1 ;;
 	smb) "$here/smb/run.sh" || status=1 ;;
+	zerocopy) "$here/zerocopy/run.sh" || status=1 ;;
 	qos) "$here/qos/run.sh" || status=1 ;;
 	rt) read -r -a rt_args <<< "${RT_ARGS:-}"	# options for rt/run.sh, split on spaces
 		"$here/rt/run.sh" "${rt_args[@]}" || status=1 ;;
-	*) echo "bench: unknown benchmark '$b' (fio, mixed, smb, qos, rt)" >&2; status=2 ;;
+	*) echo "bench: unknown benchmark '$b' (fio, mixed, smb, zerocopy, qos, rt)" >&2; status=2 ;;
 	esac
 done
 exit $status

@@ -52,6 +52,10 @@ static void client_close_fds(struct rtio_client *c)
 		(void)munmap(c->shm, c->shm_size);
 		c->shm = NULL;
 	}
+	if (c->watch_fd >= 0) {
+		(void)close(c->watch_fd);
+		c->watch_fd = -1;
+	}
 	if (c->qos_fd >= 0) {
 		(void)close(c->qos_fd);
 		c->qos_fd = -1;
@@ -151,6 +155,7 @@ static int client_new(TALLOC_CTX *mem_ctx, const char *socket_path, int timeout_
 	c->sock = -1;
 	c->reqq = (mqd_t)-1;
 	c->qos_fd = -1;
+	c->watch_fd = -1;
 	c->repq = (mqd_t)-1;
 	c->owner = getpid();
 	c->timeout_ms = timeout_ms;
@@ -172,6 +177,27 @@ int rtio_client_connect(TALLOC_CTX *mem_ctx, const char *socket_path, const char
 {
 	return rtio_client_connect_features(mem_ctx, socket_path, name, timeout_ms, RTIO_FEAT_ALL,
 					    out);
+}
+
+/*
+ * Reads copied from the cache need aiod's inotify descriptor to see writes
+ * aiod has not applied yet (rtio_client_cached.c): without it, no such reads.
+ */
+static void client_get_watch_fd(struct rtio_client *c)
+{
+	struct rtio_hdr req;
+	union rtio_msg rep;
+	int fd = -1;
+
+	rtio_hdr_init(&req, RTIO_OP_WATCH_FD, sizeof(req), 0);
+	if (rtio_cl_control(c, &req, sizeof(req), NULL, 0, &rep, &fd, 1) == 0 && fd >= 0) {
+		c->watch_fd = fd;
+		return;
+	}
+	if (fd >= 0) {
+		(void)close(fd);
+	}
+	c->features &= ~RTIO_FEAT_HIT;
 }
 
 int rtio_client_connect_features(TALLOC_CTX *mem_ctx, const char *socket_path, const char *name,
@@ -217,7 +243,7 @@ int rtio_client_connect_features(TALLOC_CTX *mem_ctx, const char *socket_path, c
 		(void)close(fds[3]);
 	}
 	if (c->max_inflight == 0 || c->max_inflight > RTIO_SLOT_MASK || c->max_io == 0 ||
-	    c->shm_size < RTIO_SHM_DATA_OFF) {
+	    c->shm_size < RTIO_SHM_DIR_OFF) {
 		(void)close(fds[2]);
 		talloc_free(c);
 		return -EPROTO;
@@ -241,6 +267,7 @@ int rtio_client_connect_features(TALLOC_CTX *mem_ctx, const char *socket_path, c
 		talloc_free(c);
 		return -EPROTO;
 	}
+	c->data_off = ((const struct rtio_shm_header *)c->shm)->data_off;
 	c->slots = talloc_zero_array(c, struct rtio_client_io *, c->max_inflight);
 	if (c->slots == NULL) {
 		talloc_free(c);
@@ -257,6 +284,9 @@ int rtio_client_connect_features(TALLOC_CTX *mem_ctx, const char *socket_path, c
 		ret = -errno;
 		talloc_free(c);
 		return ret;
+	}
+	if (c->features & RTIO_FEAT_HIT) {
+		client_get_watch_fd(c);
 	}
 	*out = c;
 	return 0;

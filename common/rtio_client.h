@@ -130,6 +130,16 @@ int rtio_client_fsync(struct rtio_client *c, uint64_t file_id, bool datasync);
 int rtio_client_wrote(struct rtio_client *c, uint64_t file_id, size_t n, off_t off);
 
 /*
+ * A read served from aiod's cache without asking aiod: n when every byte of
+ * [off, off + n) of f was in the cache and is now in buf (aiod is told
+ * afterwards, without a reply), 0 when not (buf holds garbage: use
+ * rtio_client_pread*()). Never blocks. 0 as well while a write or WROTE of
+ * this session is pending, or when aiod lacks RTIO_FEAT_HIT.
+ */
+ssize_t rtio_client_read_cached(struct rtio_client *c, const struct rtio_file *f, void *buf,
+				size_t n, off_t off);
+
+/*
  * Read without copying: on success p describes up to n bytes at off, pinned
  * in the shared buffer (rtio_client_shm() maps the segments), until
  * rtio_client_release(). n must not exceed rtio_client_max_io(). For sendfile

@@ -74,6 +74,7 @@ void rtio_cl_io_finish(struct rtio_client_io *io, ssize_t result)
 	void *private_data = io->private_data;
 
 	c->pending--;
+	c->changing -= rtio_cl_io_changes(io->kind);
 	if (c->starting == io) {
 		/* Failed inside its start function: the caller gets the error instead. */
 		c->starting = NULL;
@@ -288,6 +289,7 @@ int rtio_cl_io_start(struct rtio_client *c, const struct rtio_io_args *a, rtio_c
 	io->done = done;
 	io->private_data = private_data;
 	c->pending++;
+	c->changing += rtio_cl_io_changes(io->kind);
 	/* Zero-length I/O also makes the round trip: aiod validates the file id. */
 	c->starting = io;
 	c->starting_done = false;
@@ -375,6 +377,7 @@ void rtio_client_io_cancel(struct rtio_client_io *io)
 				}
 			}
 			c->pending--;
+			c->changing -= rtio_cl_io_changes(io->kind);
 			talloc_free(io);
 			return;
 		}

@@ -6,6 +6,7 @@
  *   rtio_client_io.c    asynchronous operations: queueing, request slots, sending, waiting for room
  *   rtio_client_reply.c the reply queue: receiving, one handler per reply opcode
  *   rtio_client_sync.c  synchronous wrappers and control calls
+ *   rtio_client_cached.c reads copied from the cache without a round trip (HIT)
  *
  * Calls go down that list from the bottom: sync -> reply -> io -> session.
  * The one call up is rtio_cl_kill() failing every pending operation
@@ -52,7 +53,9 @@ struct rtio_client {
 	bool qsock;		/* the queues are a socket pair (rtio_queue.h) */
 	uint8_t *shm;
 	size_t shm_size;
+	uint64_t data_off;	/* block 0 in shm: segments lie past it */
 	int qos_fd;		/* the QoS flow table (RTIO_FEAT_QOS), -1 = none */
+	int watch_fd;		/* aiod's inotify descriptor, polled only (RTIO_FEAT_HIT), -1 = none */
 	uint32_t session_id;
 	uint32_t block_size;
 	uint32_t max_inflight;
@@ -66,6 +69,7 @@ struct rtio_client {
 	unsigned inflight;
 	struct rtio_client_io *queue, *queue_tail;
 	unsigned pending;
+	unsigned changing;		/* of them, writes and WROTEs (rtio_cl_io_changes()) */
 	uint64_t replies;		/* replies handled: progress, for sync waits */
 	struct rtio_client_io *starting;	/* being started: finishing it must not call back */
 	ssize_t starting_result;
@@ -75,6 +79,16 @@ struct rtio_client {
 /* The low bits of a data request's req_id name its slot, so a reply finds it without a search. */
 #define RTIO_SLOT_BITS 16
 #define RTIO_SLOT_MASK ((1u << RTIO_SLOT_BITS) - 1)
+
+/*
+ * Whether an operation of kind changes file bytes aiod may cache. While one
+ * is pending, reads go to aiod: the cache may not reflect it yet, and only
+ * aiod's queue orders a read after it.
+ */
+static inline unsigned rtio_cl_io_changes(enum rtio_io_kind kind)
+{
+	return kind == RTIO_IO_WRITE || kind == RTIO_IO_WROTE;
+}
 
 /* What one asynchronous operation asks for (the public _start functions fill it). */
 struct rtio_io_args {

@@ -35,7 +35,7 @@ static int reply_check_segs(const struct rtio_client *c, const struct rtio_io_re
 	for (uint32_t i = 0; i < rep->nseg; i++) {
 		const struct rtio_seg *seg = &rep->seg[i];
 
-		if (seg->shm_off < RTIO_SHM_DATA_OFF || seg->shm_off > c->shm_size ||
+		if (seg->shm_off < c->data_off || seg->shm_off > c->shm_size ||
 		    seg->len > c->shm_size - seg->shm_off) {
 			return -EPROTO;
 		}

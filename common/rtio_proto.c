@@ -42,6 +42,8 @@ static const struct rtio_op_desc rtio_ops[RTIO_OP_MAX] = {
 				 sizeof(struct rtio_qos_bind_rep) },
 	[RTIO_OP_QOS_LIST]   = { "QOS_LIST", sizeof(struct rtio_qos_list_req),
 				 sizeof(struct rtio_qos_list_rep) },
+	[RTIO_OP_HIT]        = { "HIT", sizeof(struct rtio_io_req), 0 },
+	[RTIO_OP_WATCH_FD]   = { "WATCH_FD", sizeof(struct rtio_hdr), sizeof(struct rtio_simple_rep) },
 };
 
 const char *rtio_op_name(unsigned opcode)
@@ -102,17 +104,6 @@ int rtio_msg_verify(const void *buf, size_t len, int reply)
 				return -EPROTO;
 			}
 		}
-	}
-	return 0;
-}
-
-int rtio_shm_check(const struct rtio_shm_header *hdr, uint64_t size)
-{
-	if (hdr->magic != RTIO_SHM_MAGIC || hdr->version != RTIO_SHM_VERSION ||
-	    hdr->data_off != RTIO_SHM_DATA_OFF || hdr->size != size ||
-	    hdr->block_size == 0 || hdr->nblocks == 0 ||
-	    rtio_shm_region_size(hdr->block_size, hdr->nblocks) > size) {
-		return -EPROTO;
 	}
 	return 0;
 }

@@ -58,6 +58,8 @@ enum rtio_op {
 	RTIO_OP_INFO       = 17,	/* aiod's version and uptime, and the index-th stream class */
 	RTIO_OP_QOS_BIND   = 18,	/* which QoS flow a principal's (or a file's) I/O is paced by */
 	RTIO_OP_QOS_LIST   = 19,	/* the index-th QoS flow in use (aiodctl qos) */
+	RTIO_OP_HIT        = 20,	/* queue: the client copied a read from the cache itself (no reply) */
+	RTIO_OP_WATCH_FD   = 21,	/* aiod's inotify descriptor, to poll only (RTIO_FEAT_HIT) */
 	RTIO_OP_MAX			/* first unassigned opcode */
 };
 
@@ -78,7 +80,15 @@ enum rtio_op {
  * (rtio_qos.h), which the client maps read-write and paces its I/O by.
  */
 #define RTIO_FEAT_QOS       0x0008u
-#define RTIO_FEAT_ALL       (RTIO_FEAT_WROTE | RTIO_FEAT_SHM_WRITE | RTIO_FEAT_QOS)
+/*
+ * aiod keeps the region's directory (rtio_shm.h) and understands HIT: a
+ * client may copy hot reads out of the cache itself and tell aiod after.
+ * It must first ask WATCH_FD for aiod's inotify descriptor: a pending event
+ * there is a write aiod was not told about and has not applied yet, so the
+ * client reads through aiod instead (rtio_client_cached.c).
+ */
+#define RTIO_FEAT_HIT       0x0010u
+#define RTIO_FEAT_ALL       (RTIO_FEAT_WROTE | RTIO_FEAT_SHM_WRITE | RTIO_FEAT_QOS | RTIO_FEAT_HIT)
 
 struct rtio_hdr {
 	uint32_t magic;		/* both: RTIO_MAGIC */
@@ -209,6 +219,8 @@ struct rtio_stats_rep {
 	uint64_t passthrough_bytes;	/* bytes the device read for them */
 	uint64_t qos_flows;		/* QoS flows in use now (aiod(8), QOS) */
 	uint64_t qos_paced;		/* of them, published with a rate (paced now) */
+	uint64_t hit_reads;		/* reads clients copied from the cache themselves (HIT) */
+	uint64_t hit_bytes;		/* bytes of them (also in bytes_read) */
 };
 
 /* FILE_STATS: the index-th file aiod knows; -ENOENT past the last. */
@@ -284,7 +296,7 @@ struct rtio_info_rep {
 
 /* ---- data path (message queues) ---- */
 
-struct rtio_io_req {		/* READ0, WRITE0, FSYNC, WROTE */
+struct rtio_io_req {		/* READ0, WRITE0, FSYNC, WROTE, HIT */
 	struct rtio_hdr hdr;
 	uint64_t file_id;	/* client */
 	uint64_t offset;	/* client */
@@ -406,7 +418,7 @@ _Static_assert(sizeof(struct rtio_close_req) == 40, "rtio_close_req");
 _Static_assert(sizeof(struct rtio_ftruncate_req) == 48, "rtio_ftruncate_req");
 _Static_assert(sizeof(struct rtio_unlink_req) == 48, "rtio_unlink_req");
 _Static_assert(sizeof(struct rtio_invalidate_req) == 56, "rtio_invalidate_req");
-_Static_assert(sizeof(struct rtio_stats_rep) == 328, "rtio_stats_rep");
+_Static_assert(sizeof(struct rtio_stats_rep) == 344, "rtio_stats_rep");
 _Static_assert(sizeof(struct rtio_file_stats_req) == 40, "rtio_file_stats_req");
 _Static_assert(sizeof(struct rtio_file_stats_rep) == 208, "rtio_file_stats_rep");
 _Static_assert(sizeof(struct rtio_index_req) == 40, "rtio_index_req");

@@ -355,6 +355,12 @@ static void vfs_rtio_aio_submit(struct vfs_rtio_aio *a)
 		vfs_rtio_aio_failover(a, -ENOTCONN);
 		return;
 	}
+	if (a->op == VFS_RTIO_OP_PREAD &&
+	    vfs_rtio_read_hit(a->handle, client, a->ext, a->buf, a->n, a->offset)) {
+		a->done = a->n;
+		vfs_rtio_aio_finish(a, 0);	/* vfs_rtio_aio_send() posts it */
+		return;
+	}
 	if (a->op == VFS_RTIO_OP_PWRITE && vfs_rtio_writes_locally(a->handle, client)) {
 		a->write_local = true;
 		vfs_rtio_aio_local(a);	/* then vfs_rtio_aio_notify() */

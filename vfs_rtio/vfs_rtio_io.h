@@ -11,6 +11,7 @@
 #include "rtio_client.h"
 #include "vfs_rtio.h"
 #include "vfs_rtio_config.h"
+#include "vfs_rtio_fsp.h"
 #include "vfs_rtio_session.h"
 
 /* vfs_rtio_sync.c */
@@ -49,6 +50,21 @@ static inline bool vfs_rtio_writes_locally(struct vfs_handle_struct *handle,
 	return (vfs_rtio_write_local(handle) ||
 		!rtio_client_has_feature(client, RTIO_FEAT_SHM_WRITE)) &&
 	       rtio_client_has_feature(client, RTIO_FEAT_WROTE);
+}
+
+/*
+ * rtio:hits = local: a read of an fsp registered with client that aiod's
+ * cache holds whole is copied here, on smbd's thread, without a round trip
+ * (rtio_client_read_cached()). True when buf now holds the n bytes.
+ */
+static inline bool vfs_rtio_read_hit(struct vfs_handle_struct *handle, struct rtio_client *client,
+				     const struct vfs_rtio_fsp *ext, void *buf, size_t n,
+				     off_t offset)
+{
+	const struct rtio_file f = { .file_id = ext->file_id, .dev = ext->dev, .ino = ext->ino };
+
+	return vfs_rtio_hits_local(handle) &&
+	       rtio_client_read_cached(client, &f, buf, n, offset) == (ssize_t)n;
 }
 
 /* With rtio:fallback = no, what the client sees of aiod's -errno. */

@@ -88,6 +88,11 @@ static ssize_t vfs_rtio_sync_io(struct vfs_rtio_sync *io, struct rtio_client *cl
 	if (client == NULL) {
 		return vfs_rtio_sync_failover(io, 0, -ENOTCONN);
 	}
+	if (io->call.op == VFS_RTIO_OP_PREAD &&
+	    vfs_rtio_read_hit(io->handle, client, io->ext, io->call.buf, io->call.n,
+			      io->call.offset)) {
+		return (ssize_t)io->call.n;
+	}
 	io->call.file_id = io->ext->file_id;
 	ret = vfs_rtio_session_call(io->ext->session, vfs_rtio_io_call, &io->call);
 	if (ret < 0) {

@@ -21,7 +21,7 @@ die() { echo "bench/fio/build.sh: $*" >&2; exit 1; }
 mkdir -p "$OUT"
 pkg-config --exists talloc tevent liburing || die "talloc, tevent and liburing dev packages are needed (scripts/deps.sh)"
 CFLAGS="-Wall -Wextra -Werror -O2 -g -std=gnu11 -D_GNU_SOURCE -fPIC -Icommon $(pkg-config --cflags talloc)"
-CLIENT="$(echo common/rtio_client*.c) common/rtio_proto.c common/rtio_sock.c common/rtio_queue.c"
+CLIENT="$(echo common/rtio_client*.c) common/rtio_proto.c common/rtio_shm.c common/rtio_sock.c common/rtio_queue.c"
 
 if [ ! -f "$CFG/config-host.h" ]; then
 	[ -f "$FIO_SRC/configure" ] || die "no fio source in $FIO_SRC: run scripts/deps.sh"
@@ -45,7 +45,7 @@ if [ "${BUILD_AIOD:-1}" = 1 ]; then
 	# aiod/ is edited concurrently: a tree that does not build right now
 	# leaves the previous binary in place, loudly (BUILD_AIOD=0 skips this).
 	# shellcheck disable=SC2086
-	if $CC $AFLAGS -o "$OUT/aiod.new" aiod/*.c common/rtio_proto.c common/rtio_qos.c common/rtio_sock.c common/rtio_queue.c common/rtio_size.c \
+	if $CC $AFLAGS -o "$OUT/aiod.new" aiod/*.c common/rtio_proto.c common/rtio_shm.c common/rtio_qos.c common/rtio_sock.c common/rtio_queue.c common/rtio_size.c \
 		$(pkg-config --libs talloc tevent liburing) -lm -lpthread &&
 	   $CC $CFLAGS -o "$OUT/aiodctl.new" tools/aiodctl.c $CLIENT $(pkg-config --libs talloc); then
 		mv "$OUT/aiod.new" "$OUT/aiod"

@@ -7,7 +7,7 @@ FIO_SRC ?= $(BUILD)/src/fio
 # fio's headers need the config-host.h its configure writes; configure runs
 # in a copy so the unpacked source (scripts/deps.sh) stays pristine.
 FIO_CFG_DIR := $(BUILD)/fio/fio-src
-FIO_CLIENT_SRC := $(wildcard common/rtio_client*.c) common/rtio_proto.c common/rtio_sock.c common/rtio_queue.c
+FIO_CLIENT_SRC := $(wildcard common/rtio_client*.c) common/rtio_proto.c common/rtio_shm.c common/rtio_sock.c common/rtio_queue.c
 FIO_CLIENT_HDR := $(wildcard common/*.h)
 FIO_BENCH_CFLAGS := -Wall -Wextra -Werror -O2 -g -std=gnu11 -D_GNU_SOURCE -fPIC -Icommon \
 	$(shell pkg-config --cflags talloc 2>/dev/null)

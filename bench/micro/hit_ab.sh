@@ -35,7 +35,7 @@ build() {
 	# shellcheck disable=SC2086
 	# rtio_client*.c: the client library is one file in older trees, several in newer ones
 	cc $cflags -o "$T/$side/hit_rtt" "$src/bench/fio/hit_rtt.c" "$src"/common/rtio_client*.c \
-		"$src/common/rtio_proto.c" "$src/common/rtio_sock.c" "$src/common/rtio_queue.c" $(pkg-config --libs talloc) -lrt
+		"$src/common/rtio_proto.c" "$src/common/rtio_shm.c" "$src/common/rtio_sock.c" "$src/common/rtio_queue.c" $(pkg-config --libs talloc) -lrt
 }
 git -C "$here" worktree add --detach "$T/base-src" "$BASE" > /dev/null 2>&1
 build base "$T/base-src"

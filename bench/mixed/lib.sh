@@ -141,7 +141,12 @@ mixed_start() {
 	# at the priority conf/aiod.service gives it (Nice=-5): what a server runs
 	nice -n "${MIXED_AIOD_NICE:--5}" "$BUILD/aiod" -c "$T/aiod.ini" -F >> "$T/log/aiod.log" 2>&1 &
 	AIOD_PID=$!
-	for _ in $(seq 100); do [ -S "$T/aiod/aiod.sock" ] && break; sleep 0.1; done
+	# a large cache takes seconds to lock in (longer while the page cache is full of the data just written)
+	for _ in $(seq 600); do
+		[ -S "$T/aiod/aiod.sock" ] && break
+		kill -0 "$AIOD_PID" 2>/dev/null || break
+		sleep 0.1
+	done
 	[ -S "$T/aiod/aiod.sock" ] || die "aiod did not start: $(tail -3 "$T/log/aiod.log")"
 	smbd -F --debug-stdout -s "$T/smb.conf" > "$T/log/smbd.log" 2>&1 &
 	SMBD_PID=$!

@@ -52,27 +52,36 @@ def main():
                 return s
         return None
 
+    known = ("plain", "iouring", "rtioround", "rtio")
+    configs = [c for c in known if any(s["config"] == c for s in summary)] + \
+        sorted({s["config"] for s in summary} - set(known))
     lines = ["# smbclient get/put: plain vs io_uring vs rtio", "",
              "Command: `%s`" % command, "",
              "Machine: %s, %s CPUs, kernel %s; %s" % (info["machine"]["cpu"], info["machine"]["cpus"],
                                                      info["machine"]["kernel"], info["machine"]["smbd"]),
              "", "Medians over the runs (interleaved, order rotated each round). CPU = smbd "
              "(children reaped by the parent) + aiod, seconds per GiB. Load = median 1-min load "
-             "average during the runs.", "",
-             "| op | cache | config | runs | MB/s median (min-max) | CPU s/GiB | vs plain MB/s | vs plain CPU | load |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "average during the runs. rtioround: rtio with `rtio:hits = aiod` (every read a "
+             "round trip to aiod); rtio: the README's settings (`rtio:hits = local`: smbd copies "
+             "cached reads itself).", "",
+             "| op | cache | config | runs | MB/s median (min-max) | CPU s/GiB | vs plain MB/s | vs plain CPU | vs io_uring MB/s | vs io_uring CPU | load |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for op in ("get", "put"):
         for mode in ("hot", "cold"):
             base = find("plain", mode, op)
-            for config in ("plain", "iouring", "rtio"):
+            uring = find("iouring", mode, op)
+
+            def rel(s, b, key):
+                return s[key] / b[key] if b and b[key] else float("nan")
+            for config in configs:
                 s = find(config, mode, op)
                 if s is None:
                     continue
-                rel_t = s["median_MBps"] / base["median_MBps"] if base else float("nan")
-                rel_c = s["median_cpu_s_per_GiB"] / base["median_cpu_s_per_GiB"] if base and base["median_cpu_s_per_GiB"] else float("nan")
-                lines.append("| %s | %s | %s | %d | %.0f (%.0f-%.0f) | %.2f | %.2fx | %.2fx | %.1f |" % (
+                lines.append("| %s | %s | %s | %d | %.0f (%.0f-%.0f) | %.2f | %.2fx | %.2fx | %.2fx | %.2fx | %.1f |" % (
                     op, mode, config, s["runs"], s["median_MBps"], s["min_MBps"], s["max_MBps"],
-                    s["median_cpu_s_per_GiB"], rel_t, rel_c, s["median_load"]))
+                    s["median_cpu_s_per_GiB"], rel(s, base, "median_MBps"),
+                    rel(s, base, "median_cpu_s_per_GiB"), rel(s, uring, "median_MBps"),
+                    rel(s, uring, "median_cpu_s_per_GiB"), s["median_load"]))
     with open(prefix + ".md", "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))
@@ -86,15 +95,15 @@ def main():
         return
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     labels = ["%s %s" % (op, mode) for op in ("get", "put") for mode in ("hot", "cold")]
-    width = 0.25
-    for i, config in enumerate(("plain", "iouring", "rtio")):
+    width = 0.8 / len(configs)
+    for i, config in enumerate(configs):
         tput, cpu = [], []
         for op in ("get", "put"):
             for mode in ("hot", "cold"):
                 s = find(config, mode, op)
                 tput.append(s["median_MBps"] if s else 0)
                 cpu.append(s["median_cpu_s_per_GiB"] if s else 0)
-        xs = [x + (i - 1) * width for x in range(len(labels))]
+        xs = [x + (i - (len(configs) - 1) / 2.0) * width for x in range(len(labels))]
         axes[0].bar(xs, tput, width, label=config)
         axes[1].bar(xs, cpu, width, label=config)
     for ax, title in ((axes[0], "median MB/s"), (axes[1], "server CPU s/GiB (smbd + aiod)")):

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# smbclient get and put of a big file through three shares of one smbd:
-# plain, "vfs objects = io_uring" and rtio (with aiod), cache hot and cold,
+# smbclient get and put of a big file through shares of one smbd: plain,
+# "vfs objects = io_uring", rtio (with aiod, the README's settings) and
+# rtioround (rtio with rtio:hits = aiod: every read a round trip to aiod, as
+# before smbd copied cached reads itself), cache hot and cold,
 # interleaved, RUNS times each. Reports median MB/s and server CPU seconds per
 # GiB (smbd children's CPU as reaped by the smbd parent, plus aiod's), writes
 # bench/results/smb-<date>.{json,md,png}.
@@ -12,7 +14,9 @@
 #        yes and a cache that holds the file, so aiod's cache is the only
 #        cache; 0: direct_io = no and a 512M cache, data copied twice),
 #        THP_SHMEM (advise: shared memory may use huge pages during the run,
-#        so aiod's cache gets them; restored afterwards; see bench/thp.sh)
+#        so aiod's cache gets them; restored afterwards; see bench/thp.sh),
+#        BENCH_CONFIGS (default "plain iouring rtioround rtio"),
+#        BENCH_OPS (default "get put"), BENCH_MODES (default "cold hot")
 #
 # cold: page cache dropped, aiod restarted (empty cache). hot: each
 # configuration's own cache holds the file: the page cache for plain and
@@ -33,7 +37,9 @@ SIZE_MIB=${2:-2048}
 PORT=${BENCH_PORT:-4450}
 USER_NAME=rtiotest
 PASS=rtio-Bench-pw1
-CONFIGS="plain iouring rtio"
+CONFIGS=${BENCH_CONFIGS:-plain iouring rtioround rtio}
+OPS=${BENCH_OPS:-get put}
+MODES=${BENCH_MODES:-cold hot}
 RTIO_DIRECT=${RTIO_DIRECT:-1}
 
 die() { echo "bench/smb: $*" >&2; exit 1; }
@@ -58,7 +64,7 @@ trap 'exit 130' INT TERM
 
 bench_thp_enable
 rtio_smb_dirs "$T"
-mkdir -p "$T"/{aiod,log} "$T"/share/{plain,iouring,rtio}
+mkdir -p "$T"/{aiod,log} "$T"/share/{plain,iouring,rtio,rtioround}
 id "$USER_NAME" >/dev/null 2>&1 || useradd --system --no-create-home "$USER_NAME" ||
 	die "cannot create user $USER_NAME"
 chown "$USER_NAME" "$T"/share/*
@@ -90,6 +96,12 @@ cat >> "$T/smb.conf" <<EOF
 	read only = no
 	vfs objects = rtio
 	rtio:socket = $T/aiod/aiod.sock
+[rtioround]
+	path = $T/share/rtioround
+	read only = no
+	vfs objects = rtio
+	rtio:socket = $T/aiod/aiod.sock
+	rtio:hits = aiod
 EOF
 printf '%s\n%s\n' "$PASS" "$PASS" | smbpasswd -c "$T/smb.conf" -a -s "$USER_NAME" >/dev/null ||
 	die "smbpasswd failed"
@@ -130,26 +142,27 @@ out=$T/results.jsonl
 for r in $(seq "$RUNS"); do
 	# Rotate the order each round so no configuration always goes first.
 	set -- $CONFIGS
-	for _ in $(seq $(((r - 1) % 3))); do set -- "$2" "$3" "$1"; done
+	for _ in $(seq $(((r - 1) % $#))); do first=$1; shift; set -- "$@" "$first"; done
 	for c in "$@"; do
-		for mode in cold hot; do
-			for op in get put; do
+		case $c in rtio*) aiod_share=1 ;; *) aiod_share=0 ;; esac
+		for mode in $MODES; do
+			for op in $OPS; do
 				if [ "$mode" = cold ]; then
 					sync
 					echo 3 > /proc/sys/vm/drop_caches
-					if [ "$c" = rtio ]; then stop_aiod; start_aiod; fi
+					if [ "$aiod_share" = 1 ]; then stop_aiod; start_aiod; fi
 				else
 					# hot: the file is in the page cache, and in aiod's cache as far as it fits
 					cat "$T/share/$c/big.bin" > /dev/null
 					cat "$T/src.bin" > /dev/null
-					if [ "$c" = rtio ] && [ "$op" = get ]; then
-						"$BUILD/aiodctl" -s "$T/aiod/aiod.sock" cat "$T/share/rtio/big.bin" > /dev/null ||
+					if [ "$aiod_share" = 1 ] && [ "$op" = get ]; then
+						"$BUILD/aiodctl" -s "$T/aiod/aiod.sock" cat "$T/share/$c/big.bin" > /dev/null ||
 							die "warming aiod's cache failed"
 					fi
 				fi
 				s0=$(cpu_ticks "$SMBD_PID")
 				f0=$(minflt "$SMBD_PID")
-				a0=$( [ "$c" = rtio ] && cpu_ticks "$AIOD_PID" || echo 0)
+				a0=$( [ "$aiod_share" = 1 ] && cpu_ticks "$AIOD_PID" || echo 0)
 				t0=$(date +%s.%N)
 				if [ "$op" = get ]; then
 					cmd="get big.bin /dev/null"
@@ -163,7 +176,7 @@ for r in $(seq "$RUNS"); do
 				sleep 0.2	# let smbd reap the connection's child
 				s1=$(cpu_ticks "$SMBD_PID")
 				f1=$(minflt "$SMBD_PID")
-				a1=$( [ "$c" = rtio ] && cpu_ticks "$AIOD_PID" || echo 0)
+				a1=$( [ "$aiod_share" = 1 ] && cpu_ticks "$AIOD_PID" || echo 0)
 				printf '{"run":%d,"config":"%s","mode":"%s","op":"%s","seconds":%s,"mib":%d,"smbd_cpu":%s,"aiod_cpu":%s,"smbd_minflt":%d,"load":"%s"}\n' \
 					"$r" "$c" "$mode" "$op" "$(calc "$t1 - $t0")" "$SIZE_MIB" \
 					"$(calc "($s1 - $s0) / $HZ")" "$(calc "($a1 - $a0) / $HZ")" \
@@ -177,7 +190,8 @@ done
 stamp=$(date -u +%Y-%m-%d-%H%M)
 mkdir -p "$root/bench/results"
 /usr/bin/python3 "$here/report.py" "$out" "$root/bench/results/smb-$stamp" \
-	"RTIO_DIRECT=$RTIO_DIRECT bench/smb/run.sh $RUNS $SIZE_MIB" || die "report failed"
+	"RTIO_DIRECT=$RTIO_DIRECT BENCH_CONFIGS='$CONFIGS' BENCH_OPS='$OPS' BENCH_MODES='$MODES' bench/smb/run.sh $RUNS $SIZE_MIB" ||
+	die "report failed"
 {
 	printf '\nshmem_enabled during the run: %s; aiod: %s\n' "$(bench_thp_setting)" \
 		"$(grep -m1 'cache:' "$T/log/aiod.log" | sed 's/.*NOTICE\] //')"

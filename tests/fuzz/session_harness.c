@@ -563,7 +563,7 @@ static void fz_check_segments(const struct fz_client *c, const struct rtio_io_re
 	for (uint32_t i = 0; i < r->nseg; i++) {
 		const struct rtio_seg *s = &r->seg[i];
 
-		if (s->shm_off < RTIO_SHM_DATA_OFF || s->shm_off > c->region_size ||
+		if (s->shm_off < RTIO_SHM_DIR_OFF || s->shm_off > c->region_size ||
 		    s->len > c->region_size - s->shm_off || s->len == 0) {
 			fz_fail("%s reply segment %u (%llu bytes at %llu) is not inside the %llu "
 				"byte region's data", rtio_op_name(r->hdr.opcode), i,
@@ -1475,8 +1475,7 @@ static void fz_aiod_start(struct fz_world *w)
 	if (aiod_region_create(ctx, err, sizeof(err)) != 0) {
 		fz_fail("aiod_region_create: %s", err);
 	}
-	ctx->cache = aiod_cache_create(ctx, ctx->region.blocks, ctx->region.block_size,
-				       ctx->region.nblocks);
+	ctx->cache = aiod_region_cache(ctx);
 	if (ctx->cache == NULL) {
 		fz_fail("harness: out of memory");
 	}

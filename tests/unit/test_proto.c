@@ -100,6 +100,7 @@ static void test_proto_read1_has_no_reply(void **state)
 static void test_proto_shm_check(void **state)
 {
 	struct rtio_shm_header h;
+	struct rtio_shm_layout l;
 	uint64_t size = rtio_shm_region_size(1 << 20, 4);
 
 	(void)state;
@@ -109,8 +110,23 @@ static void test_proto_shm_check(void **state)
 	h.size = size;
 	h.block_size = 1 << 20;
 	h.nblocks = 4;
-	h.data_off = RTIO_SHM_DATA_OFF;
+	rtio_shm_layout(1 << 20, 4, &l);
+	h.dir_off = l.dir_off;
+	h.hash_off = l.hash_off;
+	h.hash_mask = l.hash_mask;
+	h.data_off = l.data_off;
+	/* 4 entries of 48 bytes, 8 buckets, then the blocks on the next page */
+	assert_int_equal(l.hash_off, 4096 + 4 * 48);
+	assert_int_equal(l.hash_mask, 7);
+	assert_int_equal(l.data_off, 8192);
+	assert_int_equal(size, 8192 + 4 * (1 << 20));
 	assert_int_equal(rtio_shm_check(&h, size), 0);
+	h.data_off = 4096;	/* blocks over the directory */
+	assert_int_equal(rtio_shm_check(&h, size), -EPROTO);
+	h.data_off = l.data_off;
+	h.hash_mask = 3;	/* fewer buckets than the client would hash into */
+	assert_int_equal(rtio_shm_check(&h, size), -EPROTO);
+	h.hash_mask = l.hash_mask;
 	assert_int_equal(rtio_shm_check(&h, size - 1), -EPROTO);	/* mapped less than described */
 	h.nblocks = 5;
 	assert_int_equal(rtio_shm_check(&h, size), -EPROTO);	/* blocks past the end */

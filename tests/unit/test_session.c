@@ -337,6 +337,17 @@ static void *wrote_client_main(void *arg)
 	if (ret == 0) {
 		ret = rtio_client_pread(c, rf.file_id, before, 2 * BS, 0) == 2 * BS ? 0 : -EIO;
 	}
+	/* Now in the cache's index: copied without aiod, across the block boundary. */
+	if (ret == 0) {
+		ret = rtio_client_read_cached(c, &rf, after, BS, BS / 2) == BS ? 0 : -ENOENT;
+	}
+	if (ret == 0) {
+		ret = memcmp(after, before + BS / 2, BS) == 0 ? 0 : -EILSEQ;
+	}
+	/* Block 2 was never read: aiod's job. */
+	if (ret == 0) {
+		ret = rtio_client_read_cached(c, &rf, after, 10, 2 * BS) == 0 ? 0 : -EEXIST;
+	}
 	/* Half a block, across the boundary, written behind aiod, then reported. */
 	if (ret == 0) {
 		memset(fresh, 0xa5, BS);
@@ -344,6 +355,13 @@ static void *wrote_client_main(void *arg)
 	}
 	if (ret == 0) {
 		ret = rtio_client_wrote(c, rf.file_id, BS / 2, BS - BS / 4);
+	}
+	/* WROTE dropped both blocks: a copy now would be the old bytes. */
+	if (ret == 0) {
+		ret = rtio_client_read_cached(c, &rf, after, 10, BS) == 0 ? 0 : -EEXIST;
+	}
+	if (ret == 0) {
+		ret = rtio_client_read_cached(c, &rf, after, 10, 0) == 0 ? 0 : -EEXIST;
 	}
 	if (ret == 0) {
 		ret = rtio_client_pread(c, rf.file_id, after, 2 * BS, 0) == 2 * BS ? 0 : -EIO;
@@ -557,14 +575,74 @@ static void test_session_teardown_releases_everything(void **state)
 	assert_int_equal(count_fds(), fds_before);
 }
 
+/*
+ * An outside writer (here: the client's own descriptor, no WROTE) changes a
+ * cached block again and again while the client copies reads from the cache
+ * itself: a copy it accepts must hold the bytes written last, however aiod's
+ * loop (running meanwhile in the test's thread) is timed against it.
+ */
+static void *outside_writer_main(void *arg)
+{
+	struct client_run *w = arg;
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct rtio_client *c = NULL;
+	struct rtio_file rf;
+	uint8_t *buf = talloc_size(mem, BS), *got = talloc_size(mem, 4096);
+	unsigned copied = 0;
+	char path[160];
+	int fd = -1, ret;
+
+	/* 2 blocks: a file that fits an eighth of the cache is cached whole, even read at random */
+	snprintf(path, sizeof(path), "%s/%s", w->f->dir, w->name);
+	ret = buf != NULL && got != NULL ? 0 : -ENOMEM;
+	if (ret == 0) {
+		ret = client_open(mem, w->f, path, O_CREAT | O_RDWR, w->name, RTIO_OPEN_WRITABLE,
+				  &c, &fd, &rf);
+	}
+	if (ret == 0) {
+		ret = ftruncate(fd, 2 * BS) == 0 ? 0 : -errno;
+	}
+	for (int round = 0; ret == 0 && round < 50; round++) {
+		uint8_t v = (uint8_t)(round + 1);
+
+		/* cache block 3 with the current bytes (a READ0 drains aiod's events) */
+		ret = rtio_client_pread(c, rf.file_id, buf, BS, 1 * BS) == BS ? 0 : -EIO;
+		if (ret == 0) {
+			memset(got, v, 4096);
+			ret = pwrite(fd, got, 4096, 1 * BS + 8192) == 4096 ? 0 : -EIO;
+		}
+		if (ret == 0 && rtio_client_read_cached(c, &rf, got, 4096, 1 * BS + 8192) == 4096) {
+			copied++;
+			for (int i = 0; i < 4096 && ret == 0; i++) {
+				ret = got[i] == v ? 0 : -EILSEQ;	/* the old bytes: stale */
+			}
+		}
+	}
+	print_message("outside writer: %u of 50 reads copied from the cache\n", copied);
+	client_end(w, ret, mem, fd);
+	return NULL;
+}
+
+static void test_outside_write_never_read_stale(void **state)
+{
+	struct fixture *f = *state;
+	struct client_run w = { .f = f, .name = "outside.bin" };
+
+	run_client(f, outside_writer_main, &w);
+}
+
 static void test_wrote_drops_stale_blocks(void **state)
 {
 	struct fixture *f = *state;
 	struct aiod_ctx *ctx = f->ctx;
 	uint64_t written0 = ctx->st.bytes_written;
+	uint64_t hits0 = ctx->st.hit_reads, hit_bytes0 = ctx->st.hit_bytes;
 	struct client_run w = { .f = f, .name = "clip.mxf" };
 
 	run_client(f, wrote_client_main, &w);
+	/* The copy the client made itself reached aiod as HIT. */
+	assert_int_equal(ctx->st.hit_reads - hits0, 1);
+	assert_int_equal(ctx->st.hit_bytes - hit_bytes0, BS);
 	assert_int_equal(ctx->st.bytes_written - written0, BS / 2);	/* reported, counted */
 	assert_int_equal(ctx->st.disk_writes, 0);			/* aiod wrote nothing itself */
 }
@@ -1248,6 +1326,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_session_teardown_releases_everything, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_wrote_drops_stale_blocks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_outside_write_never_read_stale, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_aggregation_only_with_streams, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_first_stream_reads_are_not_misses, setup,

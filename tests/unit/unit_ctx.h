@@ -40,8 +40,7 @@ static inline struct aiod_ctx *unit_ctx_new(TALLOC_CTX *mem_ctx, uint64_t cache_
 	ctx->handlers = &aiod_handlers;
 	assert_int_equal(aiod_files_init(ctx), 0);
 	assert_int_equal(aiod_region_create(ctx, err, sizeof(err)), 0);
-	ctx->cache = aiod_cache_create(ctx, ctx->region.blocks, ctx->region.block_size,
-				       ctx->region.nblocks);
+	ctx->cache = aiod_region_cache(ctx);
 	assert_non_null(ctx->cache);
 	ctx->engine = aiod_engine_create(ctx, ctx->ev, ctx->cfg->queue_depth, ctx->region.blocks,
 					 ctx->region.block_size, ctx->region.nblocks, err,

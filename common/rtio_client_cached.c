@@ -1,0 +1,76 @@
+/*
+ * rtio client library: reads copied straight out of aiod's cache.
+ *
+ * The region's directory (rtio_shm.h) says which file blocks the cache holds.
+ * Before using it, the client makes sure aiod has no outside write pending
+ * (watch_quiet()), as aiod itself does before it serves a READ0.
+ * When it holds every byte of a read, the client copies them itself, checks
+ * aiod did not change them meanwhile, and tells aiod afterwards with HIT (no
+ * reply, never waited for): no round trip and no wake-up on the reader's
+ * side. aiod uses the HIT as it would have used the READ0: statistics, the
+ * blocks' recency, the stream's read-ahead.
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+
+#include "rtio_client_priv.h"
+#include "rtio_queue.h"
+#include "rtio_shm.h"
+
+/*
+ * aiod has applied every change an outside writer made before now: no
+ * inotify event is waiting for it, and it is not applying some right now
+ * (watch_seq even; the caller checks it did not move until its copy is
+ * done). aiod reads events when a READ0 arrives; a read that skips aiod must
+ * see for itself that there is nothing to read. Never consumes an event.
+ */
+static bool watch_quiet(const struct rtio_client *c, uint64_t *ws)
+{
+	struct pollfd p = { .fd = c->watch_fd, .events = POLLIN };
+	int n;
+
+	*ws = __atomic_load_n(&((const struct rtio_shm_header *)c->shm)->watch_seq, __ATOMIC_ACQUIRE);
+	if (*ws & 1) {
+		return false;
+	}
+	do {
+		n = poll(&p, 1, 0);
+	} while (n < 0 && errno == EINTR);
+	return n == 0;
+}
+
+ssize_t rtio_client_read_cached(struct rtio_client *c, const struct rtio_file *f, void *buf,
+				size_t n, off_t off)
+{
+	struct rtio_io_req hit;
+	uint64_t ws = 0;
+
+	if (!c->alive || !(c->features & RTIO_FEAT_HIT) || c->changing > 0 || n == 0 ||
+	    n > c->max_io || off < 0) {
+		return 0;
+	}
+	if (!watch_quiet(c, &ws) ||
+	    rtio_shm_dir_copy(c->shm, f->dev, f->ino, buf, n, (uint64_t)off) != n ||
+	    __atomic_load_n(&((const struct rtio_shm_header *)c->shm)->watch_seq, __ATOMIC_ACQUIRE) !=
+		    ws) {
+		return 0;
+	}
+	memset(&hit, 0, sizeof(hit));
+	rtio_hdr_init(&hit.hdr, RTIO_OP_HIT, sizeof(hit), 0);
+	hit.file_id = f->file_id;
+	hit.offset = (uint64_t)off;
+	hit.length = (uint32_t)n;
+	/*
+	 * A full queue only costs aiod the news (its read-ahead catches up at the
+	 * next READ0 or HIT): the reader already has its bytes, it does not wait.
+	 */
+	if (rtio_queue_send((int)c->reqq, c->qsock, &hit, sizeof(hit)) != 0 && errno != EAGAIN &&
+	    errno != EINTR) {
+		rtio_cl_kill(c, -ENOTCONN);
+	}
+	return (ssize_t)n;
+}
