@@ -132,8 +132,8 @@ int rtio_client_wrote(struct rtio_client *c, uint64_t file_id, size_t n, off_t o
 /*
  * A read served from aiod's cache without asking aiod: n when every byte of
  * [off, off + n) of f was in the cache and is now in buf (aiod is told
- * afterwards, without a reply), 0 when not (buf holds garbage: use
- * rtio_client_pread*()). Never blocks. 0 as well while a write or WROTE of
+ * afterwards, without a reply), 0 when not, or when the request queue had
+ * no room to tell aiod (buf holds garbage: use rtio_client_pread*()). Never blocks. 0 as well while a write or WROTE of
  * this session is pending, or when aiod lacks RTIO_FEAT_HIT.
  */
 ssize_t rtio_client_read_cached(struct rtio_client *c, const struct rtio_file *f, void *buf,

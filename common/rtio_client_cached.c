@@ -65,12 +65,15 @@ ssize_t rtio_client_read_cached(struct rtio_client *c, const struct rtio_file *f
 	hit.offset = (uint64_t)off;
 	hit.length = (uint32_t)n;
 	/*
-	 * A full queue only costs aiod the news (its read-ahead catches up at the
-	 * next READ0 or HIT): the reader already has its bytes, it does not wait.
+	 * aiod must hear of every read: a stream's read-ahead follows them, and a
+	 * gap would look like a seek to its pattern analyzer. With the queue full
+	 * the copy is dropped and the read goes to aiod (READ0 waits for room).
 	 */
-	if (rtio_queue_send((int)c->reqq, c->qsock, &hit, sizeof(hit)) != 0 && errno != EAGAIN &&
-	    errno != EINTR) {
-		rtio_cl_kill(c, -ENOTCONN);
+	if (rtio_queue_send((int)c->reqq, c->qsock, &hit, sizeof(hit)) != 0) {
+		if (errno != EAGAIN && errno != EINTR) {
+			rtio_cl_kill(c, -ENOTCONN);
+		}
+		return 0;
 	}
 	return (ssize_t)n;
 }

@@ -26,6 +26,8 @@
 #   RT_KEEP=1       keep the temp dir (logs of every run) at exit
 #   RT_TMP          where the temp dir goes [/tmp]
 #   RT_SMBD_LOG_LEVEL  smb.conf log level [1]
+#   RT_RTIO_HITS    the rtio share's rtio:hits (local: smbd copies cached reads itself,
+#                   the README's setting; aiod: every read a round trip) [local]
 #   RT_PROBE        a command run (eval) 2 s after the last stream started, output in the run dir
 #   RT_ON_EXIT      a command the EXIT trap runs first (e.g. writing partial results)
 #   RT_SETTINGS     aiod's settings: readme (the README's recommended stream
@@ -415,7 +417,8 @@ rt_write_smbconf() {
 	plain|plain-ra) ;;
 	io_uring) vfs="vfs objects = io_uring" ;;
 	rtio) vfs="vfs objects = rtio
-	rtio:socket = $RT_T/aiod/aiod.sock" ;;
+	rtio:socket = $RT_T/aiod/aiod.sock
+	rtio:hits = ${RT_RTIO_HITS:-local}" ;;
 	*) rt_die "unknown configuration '$1'" ;;
 	esac
 	rtio_smb_global "$RT_T" "$RT_PORT" > "$RT_T/smb.conf" || rt_die "cannot write $RT_T/smb.conf"
