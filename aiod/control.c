@@ -97,14 +97,6 @@ static int fill_file_stats(struct aiod_ctx *ctx, uint32_t index, struct rtio_fil
 	return 0;
 }
 
-/* What a monitor (no CONNECT) may ask; session.c lets the same through. */
-static bool monitoring_op(uint16_t opcode)
-{
-	return opcode == RTIO_OP_STATS || opcode == RTIO_OP_FILE_STATS ||
-	       opcode == RTIO_OP_SESSION_STATS || opcode == RTIO_OP_INFO ||
-	       opcode == RTIO_OP_QOS_LIST;
-}
-
 /* The end of a listing (an index past the last) is no error. */
 static bool listing_end(uint16_t opcode, int ret)
 {
@@ -130,7 +122,7 @@ void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const uni
 		ret = -EPROTO;	/* only OPEN carries a descriptor */
 		goto reply;
 	}
-	if (p == NULL && !monitoring_op(m->hdr.opcode) && m->hdr.opcode != RTIO_OP_DISCONNECT) {
+	if (p == NULL && !rtio_op_is_monitoring(m->hdr.opcode) && m->hdr.opcode != RTIO_OP_DISCONNECT) {
 		ret = -EPROTO;	/* the session layer lets nothing else through before CONNECT */
 		goto reply;
 	}

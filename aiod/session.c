@@ -396,19 +396,24 @@ void aiod_session_protocol_error(struct aiod_session *s, const char *what, int e
 	}
 }
 
-/*
- * Before CONNECT a connection may ask for statistics or leave: monitoring
- * (aiodctl stats) needs no queues and works when the sessions are exhausted.
- */
+/* Before CONNECT a connection may only connect, monitor (rtio_proto.h) or leave. */
 static bool allowed_before_connect(uint16_t opcode)
 {
-	return opcode == RTIO_OP_CONNECT || opcode == RTIO_OP_STATS ||
-	       opcode == RTIO_OP_FILE_STATS || opcode == RTIO_OP_SESSION_STATS ||
-	       opcode == RTIO_OP_INFO || opcode == RTIO_OP_QOS_LIST || opcode == RTIO_OP_DISCONNECT;
+	return opcode == RTIO_OP_CONNECT || opcode == RTIO_OP_DISCONNECT ||
+	       rtio_op_is_monitoring(opcode);
 }
 
 static void session_handshake_timeout(struct tevent_context *ev, struct tevent_timer *te,
-				      struct timeval now, void *private_data);
+				      struct timeval now, void *private_data)
+{
+	struct aiod_session *s = private_data;
+
+	(void)ev;
+	(void)te;
+	(void)now;
+	s->handshake_timer = NULL;
+	aiod_session_destroy(s, "5 seconds without CONNECT or a request");
+}
 
 /* A connection without CONNECT goes after 5 idle seconds: a monitor asking on stays. */
 static bool session_idle_restart(struct aiod_session *s)
@@ -477,18 +482,6 @@ static void session_sock_ready(struct tevent_context *ev, struct tevent_fd *fde,
 		return;
 	}
 	s->ctx->handlers->control(s, &m, (size_t)n, fds, nfds, fds_lost ? -EMFILE : 0);
-}
-
-static void session_handshake_timeout(struct tevent_context *ev, struct tevent_timer *te,
-				      struct timeval now, void *private_data)
-{
-	struct aiod_session *s = private_data;
-
-	(void)ev;
-	(void)te;
-	(void)now;
-	s->handshake_timer = NULL;
-	aiod_session_destroy(s, "5 seconds without CONNECT or a request");
 }
 
 int aiod_session_control_reply(struct aiod_session *s, const void *msg, size_t len, int fd)

@@ -450,6 +450,16 @@ _Static_assert(sizeof(struct rtio_simple_rep) <= RTIO_MQ_MSGSIZE, "simple_rep fi
  * replies (reply = 1). 0 means "not valid on this side".
  */
 size_t rtio_msg_expected_len(unsigned opcode, int reply);
+/*
+ * Monitoring requests (aiodctl stats, files, sessions, info, qos): aiod
+ * answers them without CONNECT, so they work when the sessions are exhausted.
+ */
+static inline int rtio_op_is_monitoring(unsigned opcode)
+{
+	return opcode == RTIO_OP_STATS || opcode == RTIO_OP_FILE_STATS ||
+	       opcode == RTIO_OP_SESSION_STATS || opcode == RTIO_OP_INFO ||
+	       opcode == RTIO_OP_QOS_LIST;
+}
 
 /* Fill a header. */
 void rtio_hdr_init(struct rtio_hdr *h, unsigned opcode, uint32_t length, uint64_t req_id);
