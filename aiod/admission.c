@@ -17,9 +17,11 @@
 #include "aiod.h"
 #include "log.h"
 #include "profile.h"
+#include "qos_policy.h"
+#include "region.h"
 #include "streams.h"
 
-void aiod_admission_init(struct aiod_ctx *ctx)
+static void admission_capacity(struct aiod_ctx *ctx)
 {
 	const struct aiod_config *cfg = ctx->cfg;
 
@@ -43,6 +45,12 @@ void aiod_admission_init(struct aiod_ctx *ctx)
 			  "profile at %s; run aiod --calibrate DIR): every stream is admitted",
 			  cfg->admission_profile);
 	}
+}
+
+void aiod_admission_init(struct aiod_ctx *ctx)
+{
+	admission_capacity(ctx);
+	aiod_admission_publish(ctx);
 }
 
 int aiod_admission_admit(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t bps)
@@ -77,6 +85,7 @@ int aiod_admission_admit(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t bps
 	o->file->reserved_bps += bps;
 	ctx->reserved_Bps += need;
 	ctx->streams++;
+	aiod_admission_publish(ctx);
 	AIOD_INFO("admission: stream %s at %llu bit/s admitted (%u streams, %llu bytes/s reserved)",
 		  o->name, (unsigned long long)bps, ctx->streams,
 		  (unsigned long long)ctx->reserved_Bps);
@@ -92,4 +101,18 @@ void aiod_admission_release(struct aiod_ctx *ctx, struct aiod_open *o)
 	o->file->reserved_bps -= o->rate_bps;
 	ctx->reserved_Bps -= o->rate_bps / 8;
 	ctx->streams--;
+	aiod_admission_publish(ctx);
+}
+
+void aiod_admission_publish(struct aiod_ctx *ctx)
+{
+	/*
+	 * A client's own read reaches the device when the kernel sends it, not
+	 * when EDF would: harmless while no deadline or reservation is there to
+	 * keep, which is what aiod's ordering is for. Demoted streams hold no
+	 * promise and do not count.
+	 */
+	aiod_region_set_random_local(&ctx->region,
+				     ctx->streams == 0 && ctx->recorders == 0 &&
+					     aiod_qos_policy_reserved(ctx->cfg->qos) == 0);
 }

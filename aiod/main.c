@@ -110,6 +110,7 @@ static void on_signal(struct tevent_context *ev, struct tevent_signal *se, int s
 		ctx->profile = profile;
 		aiod_admission_init(ctx);
 		aiod_qos_reload(ctx, next);	/* against the capacity just derived */
+		aiod_admission_publish(ctx);	/* reservations may have come or gone */
 		talloc_free(next);
 		AIOD_NOTICE("configuration reloaded from %s%s", ctx->config_path,
 			    restart ? " (some changes need a restart, see above)" : "");

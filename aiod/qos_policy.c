@@ -355,16 +355,23 @@ static void list_reservations(const struct aiod_qos_policy *p, uint64_t streams,
 	aiod_qos_msg_add(m, " = %s", rate);
 }
 
+uint64_t aiod_qos_policy_reserved(const struct aiod_qos_policy *p)
+{
+	uint64_t reserved = 0;
+
+	for (unsigned i = 0; p != NULL && i < p->n_rules; i++) {
+		reserved += p->rules[i].reserve;	/* each <= 1 TiB/s: no overflow */
+	}
+	return reserved;
+}
+
 static int check_reservations(const struct aiod_qos_policy *p, uint64_t capacity,
 			      uint64_t streams, char *err, size_t errlen)
 {
 	struct aiod_qos_msg m = aiod_qos_msg_start(err, errlen);
-	uint64_t reserved = 0;
+	uint64_t reserved = aiod_qos_policy_reserved(p);
 	char cap[32];
 
-	for (unsigned i = 0; i < p->n_rules; i++) {
-		reserved += p->rules[i].reserve;	/* each <= 1 TiB/s: no overflow */
-	}
 	if (reserved == 0 || (capacity > 0 && reserved + streams <= capacity)) {
 		return 0;
 	}

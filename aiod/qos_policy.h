@@ -154,6 +154,9 @@ int aiod_qos_policy_finish(struct aiod_qos_policy *p, uint64_t capacity_Bps,
  */
 int aiod_qos_policy_order(struct aiod_qos_policy *p);
 
+/* Bytes/s p's rules reserve together (0 for no policy). */
+uint64_t aiod_qos_policy_reserved(const struct aiod_qos_policy *p);
+
 /* The index of rule NAME (without "qos."), -1 if there is none. */
 int aiod_qos_policy_find(const struct aiod_qos_policy *p, const char *name);
 

@@ -38,6 +38,7 @@ static void record_become(struct aiod_ctx *ctx, struct aiod_open *o)
 {
 	o->recorder = true;
 	ctx->recorders++;
+	aiod_admission_publish(ctx);
 	AIOD_INFO("%s: recorder at %llu bit/s (%s), write-back scheduled by aiod", o->name,
 		  (unsigned long long)aiod_record_rate(o),
 		  o->file->sclass != NULL ? "stream class" : "measured");
@@ -145,5 +146,6 @@ void aiod_record_forget(struct aiod_ctx *ctx, struct aiod_open *o)
 	if (o->recorder) {
 		o->recorder = false;
 		ctx->recorders--;
+		aiod_admission_publish(ctx);
 	}
 }

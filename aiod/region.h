@@ -8,6 +8,7 @@
 #define AIOD_REGION_H
 
 #include "aiod.h"
+#include "rtio_shm.h"
 
 int aiod_region_create(struct aiod_ctx *ctx, char *err, size_t errlen);
 void aiod_region_destroy(struct aiod_region *r);
@@ -16,5 +17,18 @@ void aiod_region_destroy(struct aiod_region *r);
  * directory for clients (cache_dir.h). NULL when out of memory.
  */
 struct aiod_cache *aiod_region_cache(struct aiod_ctx *ctx);
+/*
+ * Tell clients whether they may read random misses themselves
+ * (rtio_shm_header.random_local); admission.c decides. A no-op before the
+ * region exists.
+ */
+static inline void aiod_region_set_random_local(struct aiod_region *r, bool local)
+{
+	struct rtio_shm_header *h = (struct rtio_shm_header *)r->base;
+
+	if (h != NULL) {
+		__atomic_store_n(&h->random_local, (uint32_t)local, __ATOMIC_RELEASE);
+	}
+}
 
 #endif

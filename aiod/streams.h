@@ -11,11 +11,16 @@
 #include "aiod.h"
 
 /* admission.c */
-/* Work out the device capacity (configured, or the --calibrate profile). */
+/* Work out the device capacity (configured, or the --calibrate profile); publish. */
 void aiod_admission_init(struct aiod_ctx *ctx);
 /* o reads a stream at bps: reserve it, demote it to best effort, or refuse (-ENOBUFS). */
 int aiod_admission_admit(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t bps);
 void aiod_admission_release(struct aiod_ctx *ctx, struct aiod_open *o);
+/*
+ * After admitted streams, recorders or the QoS policy changed: whether
+ * clients may read random misses themselves now (aiod_region_set_random_local).
+ */
+void aiod_admission_publish(struct aiod_ctx *ctx);
 
 /* stream.c */
 void aiod_stream_classify(struct aiod_ctx *ctx, struct aiod_open *o);

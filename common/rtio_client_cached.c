@@ -1,5 +1,7 @@
 /*
- * rtio client library: reads copied straight out of aiod's cache.
+ * rtio client library: reads without a round trip to aiod. Hot ones are
+ * copied straight out of aiod's cache; random misses of large files are the
+ * caller's own reads while aiod allows it (rtio_client_read_yourself()).
  *
  * The region's directory (rtio_shm.h) says which file blocks the cache holds.
  * Before using it, the client makes sure aiod has no outside write pending
@@ -76,4 +78,31 @@ ssize_t rtio_client_read_cached(struct rtio_client *c, const struct rtio_file *f
 		return 0;
 	}
 	return (ssize_t)n;
+}
+
+bool rtio_client_read_yourself(const struct rtio_client *c, const struct rtio_file *f,
+			       uint64_t file_size, uint64_t prev_end, off_t off, size_t n)
+{
+	const struct rtio_shm_header *h = (const struct rtio_shm_header *)c->shm;
+
+	uint64_t near;
+
+	if (!c->alive || h == NULL || off < 0 || n == 0 || f->bitrate != 0 ||
+	    f->stream_class != 0) {
+		return false;
+	}
+	/*
+	 * Near where the previous read ended is a sequential reader, whose
+	 * reads aiod reads ahead; "near" leaves room for requests that arrive
+	 * a little out of order (several in flight), which would otherwise
+	 * look random and make the ones after them look random too.
+	 */
+	near = 2 * (n > h->block_size ? n : h->block_size);
+	if ((uint64_t)off + near >= prev_end && (uint64_t)off <= prev_end + near) {
+		return false;
+	}
+	if (file_size <= (uint64_t)h->nblocks * h->block_size / 8) {
+		return false;	/* aiod caches it whole: its random re-reads hit */
+	}
+	return __atomic_load_n(&h->random_local, __ATOMIC_ACQUIRE) == 1;
 }

@@ -50,7 +50,14 @@ struct rtio_shm_header {
 	uint64_t dir_off;	/* aiod: RTIO_SHM_DIR_OFF, nblocks struct rtio_shm_dirent */
 	uint64_t hash_off;	/* aiod: hash_mask + 1 bucket heads (uint32_t block or NONE) */
 	uint32_t hash_mask;	/* aiod: buckets - 1, a power of two minus one */
-	uint32_t reserved0;
+	/*
+	 * aiod: 1 while nothing on the device is owed a rate (no admitted
+	 * stream or recorder, no QoS reservation): a client may then read a
+	 * random reader's cache misses from the file itself, as a plain share
+	 * would (rtio_client_read_yourself()). 0 (also what an older aiod
+	 * leaves here): every read goes through aiod, whose deadlines order it.
+	 */
+	uint32_t random_local;
 	/*
 	 * aiod: odd while it reads and applies inotify events (outside writers),
 	 * so a client that found none pending knows whether aiod took some

@@ -355,11 +355,19 @@ static void vfs_rtio_aio_submit(struct vfs_rtio_aio *a)
 		vfs_rtio_aio_failover(a, -ENOTCONN);
 		return;
 	}
-	if (a->op == VFS_RTIO_OP_PREAD &&
-	    vfs_rtio_read_hit(a->handle, client, a->ext, a->buf, a->n, a->offset)) {
-		a->done = a->n;
-		vfs_rtio_aio_finish(a, 0);	/* vfs_rtio_aio_send() posts it */
-		return;
+	if (a->op == VFS_RTIO_OP_PREAD) {
+		switch (vfs_rtio_read_route(a->handle, client, a->fsp, a->ext, a->buf, a->n,
+					    a->offset)) {
+		case VFS_RTIO_READ_HIT:
+			a->done = a->n;
+			vfs_rtio_aio_finish(a, 0);	/* vfs_rtio_aio_send() posts it */
+			return;
+		case VFS_RTIO_READ_LOCAL:
+			vfs_rtio_aio_local(a);	/* smbd's thread pool, as without the module */
+			return;
+		case VFS_RTIO_READ_AIOD:
+			break;
+		}
 	}
 	if (a->op == VFS_RTIO_OP_PWRITE && vfs_rtio_writes_locally(a->handle, client)) {
 		a->write_local = true;

@@ -95,7 +95,7 @@ static bool vfs_rtio_config_fallback(int snum)
 	return fallback;
 }
 
-/* rtio:write and rtio:hits: who does it, local (smbd, the default: true) or aiod (false). */
+/* rtio:write, rtio:hits and rtio:random: who does it, local (smbd, the default: true) or aiod (false). */
 static bool vfs_rtio_config_local(int snum, const char *option)
 {
 	const char *value = lp_parm_const_string(snum, MODULE_NAME, option, NULL);
@@ -164,6 +164,7 @@ int vfs_rtio_config_load(struct vfs_handle_struct *handle, TALLOC_CTX *mem_ctx,
 	config->fallback = vfs_rtio_config_fallback(snum);
 	config->write_local = vfs_rtio_config_local(snum, "write");
 	config->hits_local = vfs_rtio_config_local(snum, "hits");
+	config->random_local = vfs_rtio_config_local(snum, "random");
 	config->case_sensitive = handle->conn->case_sensitive;
 	config->register_min_size = vfs_rtio_config_register_min_size(snum);
 	ret = vfs_rtio_config_patterns(config, snum, "include", &config->include);
@@ -174,10 +175,11 @@ int vfs_rtio_config_load(struct vfs_handle_struct *handle, TALLOC_CTX *mem_ctx,
 		TALLOC_FREE(config);
 		return ret;
 	}
-	DBG_DEBUG("socket=%s timeout=%dms fallback=%s write=%s hits=%s register min size=%" PRIu64
-		  " include=%zu exclude=%zu patterns\n", config->socket_path, config->timeout_ms,
+	DBG_DEBUG("socket=%s timeout=%dms fallback=%s write=%s hits=%s random=%s "
+		  "register min size=%" PRIu64 " include=%zu exclude=%zu patterns\n",
+		  config->socket_path, config->timeout_ms,
 		  config->fallback ? "yes" : "no", config->write_local ? "local" : "aiod",
-		  config->hits_local ? "local" : "aiod",
+		  config->hits_local ? "local" : "aiod", config->random_local ? "local" : "aiod",
 		  config->register_min_size,
 		  config->include != NULL ? str_list_length(config->include) : 0,
 		  config->exclude != NULL ? str_list_length(config->exclude) : 0);
@@ -235,4 +237,12 @@ bool vfs_rtio_hits_local(struct vfs_handle_struct *handle)
 
 	SMB_VFS_HANDLE_GET_DATA(handle, config, struct vfs_rtio_config, return false);
 	return config->hits_local;
+}
+
+bool vfs_rtio_random_local(struct vfs_handle_struct *handle)
+{
+	struct vfs_rtio_config *config = NULL;
+
+	SMB_VFS_HANDLE_GET_DATA(handle, config, struct vfs_rtio_config, return false);
+	return config->random_local;
 }

@@ -25,6 +25,7 @@ struct vfs_rtio_config {
 	bool fallback;		/* aiod failure -> local I/O (true) or EIO (false) */
 	bool write_local;	/* rtio:write = local: smbd writes, aiod hears WROTE */
 	bool hits_local;	/* rtio:hits = local: smbd copies cached reads, aiod hears HIT */
+	bool random_local;	/* rtio:random = local: smbd reads random misses itself when aiod allows */
 	bool case_sensitive;	/* pattern matching follows the share */
 	uint64_t register_min_size;	/* smaller files are registered when they grow; 0: at open */
 	struct vfs_rtio_session *session;	/* shared by the whole process */
@@ -41,5 +42,7 @@ bool vfs_rtio_fallback(struct vfs_handle_struct *handle);
 bool vfs_rtio_write_local(struct vfs_handle_struct *handle);
 /* rtio:hits = local (true) or aiod (false) for this handle's share. */
 bool vfs_rtio_hits_local(struct vfs_handle_struct *handle);
+/* rtio:random = local (true) or aiod (false) for this handle's share. */
+bool vfs_rtio_random_local(struct vfs_handle_struct *handle);
 
 #endif

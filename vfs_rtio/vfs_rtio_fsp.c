@@ -141,6 +141,7 @@ static int vfs_rtio_fsp_register(struct vfs_rtio_fsp *ext, const char *name, boo
 		return ret;
 	}
 	ext->file_id = c.file.file_id;
+	ext->stream = c.file.stream_class != 0 || c.file.bitrate != 0;
 	ext->generation = vfs_rtio_session_generation(s);
 	ext->wrote_locally = false;
 	DBG_DEBUG("rtio: %s is file %" PRIu64 " in session %" PRIu32 "%s (class %" PRIu32 ")\n",

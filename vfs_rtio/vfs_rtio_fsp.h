@@ -26,6 +26,8 @@ struct vfs_rtio_fsp {
 	 * While deferred, the file's I/O is smbd's, as without the module.
 	 */
 	uint64_t register_at;
+	uint64_t read_end;	/* where the last read ended: a read elsewhere is random */
+	bool stream;		/* aiod matched a stream class at registration */
 	bool writable;
 	bool wrote_locally;	/* written behind aiod's back since registration (or open) */
 };

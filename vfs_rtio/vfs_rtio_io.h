@@ -52,19 +52,47 @@ static inline bool vfs_rtio_writes_locally(struct vfs_handle_struct *handle,
 	       rtio_client_has_feature(client, RTIO_FEAT_WROTE);
 }
 
-/*
- * rtio:hits = local: a read of an fsp registered with client that aiod's
- * cache holds whole is copied here, on smbd's thread, without a round trip
- * (rtio_client_read_cached()). True when buf now holds the n bytes.
- */
-static inline bool vfs_rtio_read_hit(struct vfs_handle_struct *handle, struct rtio_client *client,
-				     const struct vfs_rtio_fsp *ext, void *buf, size_t n,
-				     off_t offset)
-{
-	const struct rtio_file f = { .file_id = ext->file_id, .dev = ext->dev, .ino = ext->ino };
+/* Who serves a read of a registered file (vfs_rtio_read_route()). */
+enum vfs_rtio_read_path {
+	VFS_RTIO_READ_AIOD,	/* a READ round trip to aiod */
+	VFS_RTIO_READ_HIT,	/* copied out of aiod's cache here: buf holds the bytes */
+	VFS_RTIO_READ_LOCAL,	/* smbd's own read through the next module */
+};
 
-	return vfs_rtio_hits_local(handle) &&
-	       rtio_client_read_cached(client, &f, buf, n, offset) == (ssize_t)n;
+/*
+ * The one place a read of an fsp registered with client is routed (async
+ * and sync alike):
+ * - rtio:hits = local: what aiod's cache holds whole is copied here, on
+ *   smbd's thread, without a round trip (rtio_client_read_cached());
+ * - rtio:random = local: a random read of a large file that is not a stream
+ *   is smbd's own while aiod says nothing on the device is owed a rate
+ *   (rtio_client_read_yourself()): what a plain share costs;
+ * - anything else goes to aiod.
+ * Remembers where the read ends, so the next one can tell whether it continues it.
+ */
+static inline enum vfs_rtio_read_path vfs_rtio_read_route(struct vfs_handle_struct *handle,
+							  struct rtio_client *client,
+							  struct files_struct *fsp,
+							  struct vfs_rtio_fsp *ext, void *buf,
+							  size_t n, off_t offset)
+{
+	const struct rtio_file f = {
+		.file_id = ext->file_id, .dev = ext->dev, .ino = ext->ino,
+		.stream_class = ext->stream ? 1 : 0,
+	};
+	uint64_t prev_end = ext->read_end;
+
+	ext->read_end = (uint64_t)offset + n;
+	if (vfs_rtio_hits_local(handle) &&
+	    rtio_client_read_cached(client, &f, buf, n, offset) == (ssize_t)n) {
+		return VFS_RTIO_READ_HIT;
+	}
+	if (vfs_rtio_random_local(handle) &&
+	    rtio_client_read_yourself(client, &f, (uint64_t)fsp->fsp_name->st.st_ex_size, prev_end,
+				      offset, n)) {
+		return VFS_RTIO_READ_LOCAL;
+	}
+	return VFS_RTIO_READ_AIOD;
 }
 
 /* With rtio:fallback = no, what the client sees of aiod's -errno. */

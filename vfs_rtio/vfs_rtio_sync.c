@@ -88,10 +88,17 @@ static ssize_t vfs_rtio_sync_io(struct vfs_rtio_sync *io, struct rtio_client *cl
 	if (client == NULL) {
 		return vfs_rtio_sync_failover(io, 0, -ENOTCONN);
 	}
-	if (io->call.op == VFS_RTIO_OP_PREAD &&
-	    vfs_rtio_read_hit(io->handle, client, io->ext, io->call.buf, io->call.n,
-			      io->call.offset)) {
-		return (ssize_t)io->call.n;
+	if (io->call.op == VFS_RTIO_OP_PREAD) {
+		switch (vfs_rtio_read_route(io->handle, client, io->fsp, io->ext, io->call.buf,
+					    io->call.n, io->call.offset)) {
+		case VFS_RTIO_READ_HIT:
+			return (ssize_t)io->call.n;
+		case VFS_RTIO_READ_LOCAL:
+			return SMB_VFS_NEXT_PREAD(io->handle, io->fsp, io->call.buf, io->call.n,
+						  io->call.offset);
+		case VFS_RTIO_READ_AIOD:
+			break;
+		}
 	}
 	io->call.file_id = io->ext->file_id;
 	ret = vfs_rtio_session_call(io->ext->session, vfs_rtio_io_call, &io->call);

@@ -26,6 +26,8 @@
 #          defaults
 #   rtio0  the same with rtio:register min size = 0: every file registered
 #          with aiod at open
+#   rtiornd the same with rtio:random = aiod: every random miss a round trip
+#          to aiod (rtio before rtio:random)
 #
 # Copyright (C) 2026 rtio developers
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -126,7 +128,9 @@ mixed_smb_conf() {
 			rtio) printf '\tvfs objects = rtio\n\trtio:socket = %s\n' "$T/aiod/aiod.sock" ;;
 			rtio0) printf '\tvfs objects = rtio\n\trtio:socket = %s\n\trtio:register min size = 0\n' \
 				"$T/aiod/aiod.sock" ;;
-			*) die "unknown configuration '$c' (plain, rtio, rtio0)" ;;
+			rtiornd) printf '\tvfs objects = rtio\n\trtio:socket = %s\n\trtio:random = aiod\n' \
+				"$T/aiod/aiod.sock" ;;
+			*) die "unknown configuration '$c' (plain, rtio, rtio0, rtiornd)" ;;
 			esac
 		done
 	} >> "$T/smb.conf"

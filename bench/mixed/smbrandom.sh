@@ -5,11 +5,15 @@
 # an rtio share with the README's settings, for DURATION seconds; 4 KiB and
 # 1 MiB pieces; the page cache is dropped before every round, so both start
 # cold. Rounds interleaved, RUNS times. Reports reads/s, MB/s, server CPU per
-# GiB and per 1000 reads, and for rtio the bytes the device read per byte
-# asked for. Writes bench/results/smbrandom-<date>.{md,json}.
+# GiB and per 1000 reads, and the bytes the device read per byte asked for
+# (/proc/diskstats). rtio is the README's share (rtio:random = local: smbd
+# reads random misses itself while aiod has no stream to keep); rtiornd sends
+# each of them to aiod (rtio:random = aiod, what rtio did before).
+# Writes bench/results/smbrandom-<date>.{md,json}.
 #
 #   bench/mixed/smbrandom.sh [RUNS [DURATION [CLIENTS]]]   (defaults 5, 10, 4)
-#   env: BUILD, BENCH_PORT, BENCH_DIR (lib.sh), SR_FILE_GIB (4), SR_CACHE (1G)
+#   env: BUILD, BENCH_PORT, BENCH_DIR (lib.sh), SR_FILE_GIB (4), SR_CACHE (1G),
+#        SR_CONFIGS ("plain-4k rtio-4k rtiornd-4k plain-1m rtio-1m rtiornd-1m")
 #
 # Copyright (C) 2026 rtio developers
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -24,33 +28,41 @@ CLIENTS=${3:-4}
 FILE_GIB=${SR_FILE_GIB:-4}
 CACHE=${SR_CACHE:-1G}
 STREAM=$BUILD/rtio-stream
-CONFIGS="plain-4k rtio-4k plain-1m rtio-1m"
+CONFIGS=${SR_CONFIGS:-"plain-4k rtio-4k rtiornd-4k plain-1m rtio-1m rtiornd-1m"}
 
 mixed_need_root_tools
 [ -x "$STREAM" ] || die "$STREAM not built: run make"
 PORT=$(mixed_port)
 mixed_tmp
 mixed_aiod_ini "$CACHE"
-mixed_smb_conf "$PORT" plain rtio
+mixed_smb_conf "$PORT" plain rtio rtiornd
 echo "bench/mixed/$NAME: a $FILE_GIB GiB file"
 head -c $((FILE_GIB << 30)) /dev/urandom > "$T/share/plain/big.bin" || die "cannot write the file"
 ln "$T/share/plain/big.bin" "$T/share/rtio/big.bin"
+ln "$T/share/plain/big.bin" "$T/share/rtiornd/big.bin"
 sync
+# the device under the file, for its read counter (sectors read: field 6)
+DISK=$(lsblk -no PKNAME "$(findmnt -no SOURCE -T "$T/share/plain")" 2>/dev/null | head -1)
+[ -n "$DISK" ] || DISK=$(basename "$(findmnt -no SOURCE -T "$T/share/plain")")
+disk_read_bytes() { awk -v d="$DISK" '$3 == d {print $6 * 512}' /proc/diskstats; }
+[ -n "$(disk_read_bytes)" ] || die "no /proc/diskstats line for '$DISK'"
 mixed_start
 HZ=$(getconf CLK_TCK)
 
 # round CONFIG SECONDS: CLIENTS random readers; one JSON line
 round() {
-	local c=$1 secs=$2 share=${1%-*} size=${1#*-} chunk i pids=() s0 s1 a0 a1 d0=0 d1=0 q0=0 q1=0
+	local c=$1 secs=$2 share=${1%-*} size=${1#*-} chunk i pids=() s0 s1 a0 a1 d0 d1 q0=0 q1=0
+	local p0=0 p1=0
 	[ "$size" = 4k ] && chunk=4K || chunk=1M
 	sync
 	echo 3 > /proc/sys/vm/drop_caches
 	mixed_settle 200
 	s0=$(mixed_smbd_ticks)
 	a0=$(mixed_aiod_ticks "$share")
-	if [ "$share" = rtio ]; then
-		d0=$(mixed_aiod_stat disk_read_bytes)
+	d0=$(disk_read_bytes)
+	if [ "$share" != plain ]; then
 		q0=$(mixed_aiod_stat bytes_read)
+		p0=$(mixed_aiod_stat passthrough_reads)
 	fi
 	for i in $(seq "$CLIENTS"); do
 		"$STREAM" --url "smb://127.0.0.1:$PORT/$share/big.bin" --user "$USER_NAME%$PASS" \
@@ -63,14 +75,15 @@ round() {
 	mixed_settle 200
 	s1=$(mixed_smbd_ticks)
 	a1=$(mixed_aiod_ticks "$share")
-	if [ "$share" = rtio ]; then
-		d1=$(mixed_aiod_stat disk_read_bytes)
+	d1=$(disk_read_bytes)
+	if [ "$share" != plain ]; then
 		q1=$(mixed_aiod_stat bytes_read)
+		p1=$(mixed_aiod_stat passthrough_reads)
 	fi
 	/usr/bin/python3 - "$T/log" "$c" "$(mixed_calc "($s1 - $s0) / $HZ")" \
-		"$(mixed_calc "($a1 - $a0) / $HZ")" "$((d1 - d0))" "$((q1 - q0))" <<'PY'
+		"$(mixed_calc "($a1 - $a0) / $HZ")" "$((d1 - d0))" "$((q1 - q0))" "$((p1 - p0))" <<'PY'
 import glob, json, sys
-logdir, config, smbd_cpu, aiod_cpu, disk, asked = sys.argv[1:7]
+logdir, config, smbd_cpu, aiod_cpu, disk, via_aiod, aiod_reads = sys.argv[1:8]
 nbytes, chunks, elapsed, errors = 0, 0, 0.0, 0
 for path in sorted(glob.glob(logdir + "/client.*")):
     lines = open(path).read().strip().splitlines()
@@ -86,7 +99,8 @@ print(json.dumps({"config": config, "bytes": nbytes, "reads": chunks, "elapsed_s
                   "mb_per_s": round(nbytes / elapsed / 1e6, 2) if elapsed else 0,
                   "cpu_s_per_gib": round(cpu / (nbytes / 2**30), 4) if nbytes else None,
                   "cpu_ms_per_1000_reads": round(cpu * 1e6 / chunks, 2) if chunks else None,
-                  "device_bytes_per_byte": round(int(disk) / int(asked), 3) if int(asked) else None}))
+                  "device_bytes_per_byte": round(int(disk) / nbytes, 3) if nbytes else None,
+                  "aiod_bytes": int(via_aiod), "aiod_random_reads": int(aiod_reads)}))
 PY
 }
 
@@ -109,7 +123,12 @@ summ = {c: {k: med([r for r in rows if r["config"] == c], k) for k in
             ("reads_per_s", "mb_per_s", "cpu_s_per_gib", "cpu_ms_per_1000_reads", "device_bytes_per_byte")}
         for c in configs}
 for c in configs:
-    summ[c]["errors"] = sum(r["errors"] for r in rows if r["config"] == c)
+    rs = [r for r in rows if r["config"] == c]
+    summ[c]["errors"] = sum(r["errors"] for r in rs)
+    # reads aiod made for the clients (random misses it read itself), per read asked
+    summ[c]["aiod_pct"] = (statistics.median(100.0 * r.get("aiod_random_reads", 0) / r["reads"]
+                                             for r in rs if r["reads"])
+                           if not c.startswith("plain") and any(r["reads"] for r in rs) else None)
 json.dump({"command": command, "commit": commit, "machine": {"kernel": platform.release(),
            "cpus": os.cpu_count(), "cpu": cpu, "smbd": smbd}, "summary": summ, "runs": rows,
            "aiod_ini": open(ini).read()}, open(prefix + ".json", "w"), indent=1)
@@ -119,16 +138,19 @@ out = ["# Random reads over SMB: plain vs rtio", "", "Command: `%s` (commit %s)"
        "%s clients (one smbd each) reading random chunk-aligned pieces of one %s GiB file (aiod's "
        "cache %s); page cache dropped before every round; medians over %d interleaved rounds." % (
            clients, gib, cache, max(sum(1 for r in rows if r["config"] == c) for c in configs)), "",
-       "| config | reads/s | vs plain | MB/s | CPU s/GiB | CPU ms/1000 reads | vs plain | device bytes per byte | errors |",
-       "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+       "device bytes per byte: what /proc/diskstats says the disk read, per byte the clients got. "
+       "via aiod: reads aiod read for smbd as random misses (pass-through), per read the clients made.", "",
+       "| config | reads/s | vs plain | MB/s | CPU s/GiB | CPU ms/1000 reads | vs plain | device bytes per byte | via aiod | errors |",
+       "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
 for c in configs:
     s = summ[c]
     base = summ.get("plain-" + c.split("-")[1])
     rel = lambda k: ("%.2fx" % (s[k] / base[k])) if base and not c.startswith("plain") and base[k] else ""
     dev = "%.2f" % s["device_bytes_per_byte"] if s["device_bytes_per_byte"] is not None else "-"
-    out.append("| %s | %.0f | %s | %.1f | %.3f | %.2f | %s | %s | %d |" % (
+    via = "%.0f %%" % s["aiod_pct"] if s["aiod_pct"] is not None else "-"
+    out.append("| %s | %.0f | %s | %.1f | %.3f | %.2f | %s | %s | %s | %d |" % (
         c, s["reads_per_s"], rel("reads_per_s"), s["mb_per_s"], s["cpu_s_per_gib"],
-        s["cpu_ms_per_1000_reads"], rel("cpu_ms_per_1000_reads"), dev, s["errors"]))
+        s["cpu_ms_per_1000_reads"], rel("cpu_ms_per_1000_reads"), dev, via, s["errors"]))
 out += ["", "aiod.ini:", "", "```", open(ini).read().strip(), "```", ""]
 open(prefix + ".md", "w").write("\n".join(out) + "\n")
 print("\n".join(out))

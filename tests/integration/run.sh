@@ -52,6 +52,7 @@ done
 run asan-stress t_asan_stress
 run stats-through-aiod t_stats
 run hits-copied-by-smbd t_hits
+run random-reads-local-without-streams t_random
 run metrics t_metrics "$IT_T/aiod/aiod.sock" "$IT_T/data/metrics"
 run doctor t_doctor "$IT_T/aiod/aiod.sock" "$IT_T/data/doctor" "$IT_T/aiod.ini"
 run config-bad-values t_config_bad_values

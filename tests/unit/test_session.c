@@ -735,6 +735,78 @@ static void test_first_stream_reads_are_not_misses(void **state)
 }
 
 /*
+ * rtio:random = local: a random read of a large non-stream file is the
+ * client's own only while aiod says nothing on the device is owed a rate.
+ */
+static void *random_reader_main(void *arg)
+{
+	struct client_run *w = arg;
+	struct fixture *f = w->f;
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct rtio_client *c = NULL;
+	struct rtio_file rf, stream, as_stream;
+	int fd = -1, sfd = -1, ret;
+
+	ret = client_open(mem, f, f->path, O_RDONLY, "big.bin", 0, &c, &fd, &rf);
+	if (ret == 0 && (rf.bitrate != 0 || rf.stream_class != 0)) {
+		ret = -EINVAL;	/* must not match the class: the test would prove nothing */
+	}
+	/* No stream open: a random read far from the last one is the client's. */
+	if (ret == 0 && !rtio_client_read_yourself(c, &rf, FILE_SIZE, 0, 5 * BS + 4096, 4096)) {
+		ret = -EPROTO;
+	}
+	/* Reads that continue (or nearly continue) the last one stay aiod's: read-ahead. */
+	if (ret == 0 && (rtio_client_read_yourself(c, &rf, FILE_SIZE, 5 * BS, 5 * BS, 4096) ||
+			 rtio_client_read_yourself(c, &rf, FILE_SIZE, 5 * BS, 6 * BS, 4096) ||
+			 rtio_client_read_yourself(c, &rf, FILE_SIZE, 5 * BS, 4 * BS, 4096))) {
+		ret = -EPROTO;
+	}
+	/* A file aiod caches whole for a random reader (an eighth of the cache): aiod's. */
+	if (ret == 0 && rtio_client_read_yourself(c, &rf, 2 * BS, 0, BS + 4096, 4096)) {
+		ret = -EPROTO;
+	}
+	/* A stream's own reads are aiod's. */
+	as_stream = rf;
+	as_stream.stream_class = 1;
+	if (ret == 0 && rtio_client_read_yourself(c, &as_stream, FILE_SIZE, 0, 5 * BS, 4096)) {
+		ret = -EPROTO;
+	}
+	/* While a stream is admitted, every read is ordered by aiod's deadlines. */
+	if (ret == 0) {
+		sfd = open(f->path, O_RDONLY | O_CLOEXEC);
+		ret = sfd < 0 ? -errno : rtio_client_open(c, sfd, "clip.mxf", 0, &stream);
+	}
+	if (ret == 0 && stream.bitrate == 0) {
+		ret = -ENOTSUP;	/* not admitted: the test would prove nothing */
+	}
+	if (ret == 0 && rtio_client_read_yourself(c, &rf, FILE_SIZE, 0, 5 * BS + 4096, 4096)) {
+		ret = -EPROTO;
+	}
+	/* ...and once it is closed, the client's again. */
+	if (ret == 0) {
+		ret = rtio_client_close(c, stream.file_id);
+	}
+	if (ret == 0 && !rtio_client_read_yourself(c, &rf, FILE_SIZE, 0, 5 * BS + 4096, 4096)) {
+		ret = -EPROTO;
+	}
+	if (sfd >= 0) {
+		close(sfd);
+	}
+	client_end(w, ret, mem, fd);
+	return NULL;
+}
+
+static void test_random_reads_left_to_the_client(void **state)
+{
+	struct fixture *f = *state;
+	struct client_run w = { .f = f, .name = "big.bin" };
+
+	use_stream_class(f->ctx);
+	run_client(f, random_reader_main, &w);
+	assert_int_equal(f->ctx->streams, 0);
+}
+
+/*
  * A client that sends requests and never collects the answers: more than its
  * reply queue holds. aiod must end the session (the client broke the rules)
  * from inside its receive loop, and nothing may touch the session after.
@@ -1330,6 +1402,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_write_aggregation_only_with_streams, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_first_stream_reads_are_not_misses, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_random_reads_left_to_the_client, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_session_flood_wrote_unread_replies, setup,
 						teardown),
