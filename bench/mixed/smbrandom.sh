@@ -44,7 +44,7 @@ sync
 # the device under the file, for its read counter (sectors read: field 6)
 DISK=$(lsblk -no PKNAME "$(findmnt -no SOURCE -T "$T/share/plain")" 2>/dev/null | head -1)
 [ -n "$DISK" ] || DISK=$(basename "$(findmnt -no SOURCE -T "$T/share/plain")")
-disk_read_bytes() { awk -v d="$DISK" '$3 == d {print $6 * 512}' /proc/diskstats; }
+disk_read_bytes() { awk -v d="$DISK" '$3 == d {printf "%.0f\n", $6 * 512}' /proc/diskstats; }
 [ -n "$(disk_read_bytes)" ] || die "no /proc/diskstats line for '$DISK'"
 mixed_start
 HZ=$(getconf CLK_TCK)

@@ -22,6 +22,9 @@
 #                       chunks as cover it at each stream's bitrate) [2]
 #   RT_STAGGER_MS       streams start this far apart [500]
 #   RT_GREEDY_CHUNK     a greedy reader's read size [8M]
+#   RT_GREEDY_RANDOM    1: greedy readers read at random chunk-aligned offsets
+#                       (rtio-stream --random: a scrub, a database, thumbnails
+#                       of a big file) instead of sequentially [0]
 #   RT_RECORDERS        paced recorders next to the streams [0]
 #   RT_RECORD_BITRATE   their bitrate [100M]; RT_RECORD_CHUNK their write size [RT_CHUNK]
 #   RT_SCENARIO         the scenario's name, for the records [staggered]
@@ -32,6 +35,7 @@ RT_CHUNK=${RT_CHUNK:-1M}
 RT_CLIENT_PREBUFFER=${RT_CLIENT_PREBUFFER:-2}
 RT_STAGGER_MS=${RT_STAGGER_MS:-500}
 RT_GREEDY_CHUNK=${RT_GREEDY_CHUNK:-8M}
+RT_GREEDY_RANDOM=${RT_GREEDY_RANDOM:-0}
 RT_RECORDERS=${RT_RECORDERS:-0}
 RT_RECORD_BITRATE=${RT_RECORD_BITRATE:-100M}
 RT_RECORD_CHUNK=${RT_RECORD_CHUNK:-$RT_CHUNK}
@@ -140,8 +144,10 @@ rt_clients() {
 	gdur=$(awk -v d="$duration" -v n="$n" -v s="$stagger_s" 'BEGIN {print d + (n > 0 ? n - 1 : 0) * s}')
 	for ((i = 0; i < g; i++)); do
 		name=greedy-$i
+		# shellcheck disable=SC2046 # --random or nothing
 		"$BUILD/rtio-stream" --url "$base/$RT_GREEDY_FILE" --user "$user" \
-			--greedy --chunk "$RT_GREEDY_CHUNK" --duration "$gdur" \
+			--greedy $([ "$RT_GREEDY_RANDOM" = 1 ] && echo --random) \
+			--chunk "$RT_GREEDY_CHUNK" --duration "$gdur" \
 			> "$dir/$name.json" 2> "$dir/$name.err" < /dev/null &
 		pid=$!
 		rt_track "$pid" "$name"

@@ -172,12 +172,12 @@ def md_method(doc, w):
       "on a direct-I/O loop device, its bytes in RAM. One paced client per stream (rtio-stream: own process, "
       "own SMB connection, own file), %s reads unless a mix says otherwise, each playing %s s; client "
       "prebuffer %s (a time is ceil(time / period) chunks at each stream's bitrate and read size); greedy "
-      "reader: %s reads of its own file for as long as streams play. Every run starts cold: fresh smbd "
+      "reader: %s reads (%s) of its own file for as long as streams play. Every run starts cold: fresh smbd "
       "(and aiod), page cache of the files dropped. A count is *clean* when every one of its %d runs had "
       "zero late chunks; the boundary count is re-run, so one late chunk anywhere decides." % (
           p.get("emudisk", "seek 14.5 ms, 168 MB/s"), p.get("chunk"), p.get("duration_s"),
           p.get("client_prebuffer", p.get("client_prebuffer_chunks")), p.get("greedy_chunk"),
-          1 + int(p.get("confirm_runs", "1"))))
+          p.get("greedy_pattern", "sequential"), 1 + int(p.get("confirm_runs", "1"))))
     if p.get("stream_file_layout"):
         w("")
         w("Stream files: %s." % p["stream_file_layout"].rstrip("; "))

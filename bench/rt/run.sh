@@ -238,6 +238,7 @@ duration_s=$DURATION
 client_prebuffer=$PREBUFFERS
 chunk=$RT_CHUNK
 greedy_chunk=$RT_GREEDY_CHUNK
+greedy_pattern=$([ "$RT_GREEDY_RANDOM" = 1 ] && echo "random, chunk-aligned" || echo sequential)
 greedy_file_mib=$GREEDY_MIB
 confirm_runs=$CONFIRM
 quick=$QUICK

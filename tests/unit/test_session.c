@@ -53,6 +53,8 @@
 #include "handlers.h"
 #include "session.h"
 #include "rtio_version.h"
+#include "qos_policy.h"
+#include "rtio_shm.h"
 
 #define BS        (1u << 20)
 #define FILE_SIZE (8u * BS)
@@ -801,9 +803,28 @@ static void test_random_reads_left_to_the_client(void **state)
 	struct fixture *f = *state;
 	struct client_run w = { .f = f, .name = "big.bin" };
 
+	const struct rtio_shm_header *h = (const struct rtio_shm_header *)f->ctx->region.base;
+	struct aiod_qos_policy *policy;
+	char err[256];
+
 	use_stream_class(f->ctx);
 	run_client(f, random_reader_main, &w);
 	assert_int_equal(f->ctx->streams, 0);
+	assert_int_equal(h->random_local, 1);
+	/* A QoS reservation is owed device time as a stream is: aiod orders every read. */
+	policy = aiod_qos_policy_new(f->ctx->cfg);
+	assert_non_null(policy);
+	assert_int_equal(aiod_qos_policy_add(policy, "qos.bay", "match_share", "media", 1, err,
+					     sizeof(err)), 0);
+	assert_int_equal(aiod_qos_policy_add(policy, "qos.bay", "reserve", "10M", 2, err,
+					     sizeof(err)), 0);
+	assert_int_equal(aiod_qos_policy_finish(policy, 100ull << 20, 0, err, sizeof(err)), 0);
+	f->ctx->cfg->qos = policy;
+	aiod_admission_publish(f->ctx);
+	assert_int_equal(h->random_local, 0);
+	f->ctx->cfg->qos = NULL;
+	aiod_admission_publish(f->ctx);
+	assert_int_equal(h->random_local, 1);
 }
 
 /*
