@@ -110,50 +110,8 @@ mixed_rounds "$out" "$RUNS" "$DURATION" $CONFIGS
 stamp=$(date -u +%Y-%m-%d-%H%M%S)
 mkdir -p "$mixed_root/bench/results"
 command="bench/mixed/smbrandom.sh $RUNS $DURATION $CLIENTS"
-/usr/bin/python3 - "$out" "$mixed_root/bench/results/smbrandom-$stamp" "$command" "$FILE_GIB" \
-	"$CACHE" "$(git -C "$mixed_root" rev-parse --short HEAD)" "$T/aiod.ini" "$CLIENTS" <<'PY' ||
-import json, os, platform, statistics, subprocess, sys
-src, prefix, command, gib, cache, commit, ini, clients = sys.argv[1:9]
-rows = [json.loads(l) for l in open(src) if l.strip()]
-cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
-smbd = subprocess.run(["smbd", "--version"], capture_output=True, text=True).stdout.strip()
-configs = list(dict.fromkeys(r["config"] for r in rows))
-med = lambda rs, k: statistics.median(r[k] for r in rs if r[k] is not None) if any(r[k] is not None for r in rs) else None
-summ = {c: {k: med([r for r in rows if r["config"] == c], k) for k in
-            ("reads_per_s", "mb_per_s", "cpu_s_per_gib", "cpu_ms_per_1000_reads", "device_bytes_per_byte")}
-        for c in configs}
-for c in configs:
-    rs = [r for r in rows if r["config"] == c]
-    summ[c]["errors"] = sum(r["errors"] for r in rs)
-    # reads aiod made for the clients (random misses it read itself), per read asked
-    summ[c]["aiod_pct"] = (statistics.median(100.0 * r.get("aiod_random_reads", 0) / r["reads"]
-                                             for r in rs if r["reads"])
-                           if not c.startswith("plain") and any(r["reads"] for r in rs) else None)
-json.dump({"command": command, "commit": commit, "machine": {"kernel": platform.release(),
-           "cpus": os.cpu_count(), "cpu": cpu, "smbd": smbd}, "summary": summ, "runs": rows,
-           "aiod_ini": open(ini).read()}, open(prefix + ".json", "w"), indent=1)
-out = ["# Random reads over SMB: plain vs rtio", "", "Command: `%s` (commit %s)" % (command, commit), "",
-       "Machine: %s, %s CPUs, kernel %s; %s; data on the VM's disk" % (cpu, os.cpu_count(),
-                                                                      platform.release(), smbd), "",
-       "%s clients (one smbd each) reading random chunk-aligned pieces of one %s GiB file (aiod's "
-       "cache %s); page cache dropped before every round; medians over %d interleaved rounds." % (
-           clients, gib, cache, max(sum(1 for r in rows if r["config"] == c) for c in configs)), "",
-       "device bytes per byte: what /proc/diskstats says the disk read, per byte the clients got. "
-       "via aiod: reads aiod read for smbd as random misses (pass-through), per read the clients made.", "",
-       "| config | reads/s | vs plain | MB/s | CPU s/GiB | CPU ms/1000 reads | vs plain | device bytes per byte | via aiod | errors |",
-       "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-for c in configs:
-    s = summ[c]
-    base = summ.get("plain-" + c.split("-")[1])
-    rel = lambda k: ("%.2fx" % (s[k] / base[k])) if base and not c.startswith("plain") and base[k] else ""
-    dev = "%.2f" % s["device_bytes_per_byte"] if s["device_bytes_per_byte"] is not None else "-"
-    via = "%.0f %%" % s["aiod_pct"] if s["aiod_pct"] is not None else "-"
-    out.append("| %s | %.0f | %s | %.1f | %.3f | %.2f | %s | %s | %s | %d |" % (
-        c, s["reads_per_s"], rel("reads_per_s"), s["mb_per_s"], s["cpu_s_per_gib"],
-        s["cpu_ms_per_1000_reads"], rel("cpu_ms_per_1000_reads"), dev, via, s["errors"]))
-out += ["", "aiod.ini:", "", "```", open(ini).read().strip(), "```", ""]
-open(prefix + ".md", "w").write("\n".join(out) + "\n")
-print("\n".join(out))
-PY
+/usr/bin/python3 "$here/smbrandom_report.py" "$out" "$mixed_root/bench/results/smbrandom-$stamp" \
+	"$command" "$FILE_GIB" "$CACHE" "$(git -C "$mixed_root" rev-parse --short HEAD)" "$T/aiod.ini" \
+	"$CLIENTS" ||
 	die "report failed"
 echo "bench/mixed/$NAME: results in bench/results/smbrandom-$stamp.{md,json}"
