@@ -21,8 +21,17 @@ priv_stat() {
 	"$BUILD/aiodctl" -s "$PRIV_SOCK" stats | awk -F= -v k="$1" '$1 == k {print $2}'
 }
 
+# random_phase PORT TAG: "READS VIA_AIOD": 2 s of random reads, and how many aiod read for smbd
+random_phase() {
+	local p0 n p1
+	p0=$(priv_stat passthrough_reads)
+	n=$(random_reads "$1" 2 "$2") || return 1
+	p1=$(priv_stat passthrough_reads)
+	echo "${n:-0} $((${p1:-0} - ${p0:-0}))"
+}
+
 t_random() {
-	local port=$((IT_PORT + 8)) rc=0 n p0 p1 alone during after spid
+	local port=$((IT_PORT + 8)) rc=0 out n alone during after spid
 	# 64M cache: files over 8 MiB are "large"; big.bin is 96 MiB, so a random
 	# read lands within two blocks of the previous one about 1 time in 24
 	it_private random "$port" '[stream.hd]\nmatch = *.mxf\nbitrate = 100M\nprebuffer_ms = 1000' ''
@@ -30,10 +39,8 @@ t_random() {
 	head -c $((64 * 1024 * 1024)) /dev/urandom > "$PRIV_DIR/share/clip.mxf"
 	chmod a+r "$PRIV_DIR/share/big.bin" "$PRIV_DIR/share/clip.mxf"
 
-	p0=$(priv_stat passthrough_reads)
-	n=$(random_reads "$port" 2 alone) || rc=1
-	p1=$(priv_stat passthrough_reads)
-	alone=$((p1 - p0))
+	out=$(random_phase "$port" alone) || rc=1
+	read -r n alone <<< "${out:-0 0}"
 	echo "no stream: $n random reads, $alone of them read by aiod"
 	[ "${n:-0}" -ge 100 ] || { echo "too few reads to judge"; rc=1; }
 	[ $((alone * 4)) -lt "${n:-0}" ] || { echo "random reads went to aiod with no stream open"; rc=1; }
@@ -45,10 +52,8 @@ t_random() {
 	it_track "$spid" rtio-stream
 	sleep 1
 	[ "$(priv_stat streams)" = 1 ] || { echo "the stream was not admitted: $(priv_stat streams)"; rc=1; }
-	p0=$(priv_stat passthrough_reads)
-	n=$(random_reads "$port" 2 during) || rc=1
-	p1=$(priv_stat passthrough_reads)
-	during=$((p1 - p0))
+	out=$(random_phase "$port" during) || rc=1
+	read -r n during <<< "${out:-0 0}"
 	echo "stream playing: $n random reads, $during of them read by aiod"
 	[ "${n:-0}" -ge 100 ] || { echo "too few reads to judge"; rc=1; }
 	[ $((during * 4)) -ge $((${n:-0} * 3)) ] ||
@@ -58,11 +63,10 @@ t_random() {
 		echo "(the stream had late chunks: $(cat "$IT_T/log/random-stream.json"); not judged here)"
 
 	# the stream closed: smbd's own again
-	p0=$(priv_stat passthrough_reads)
-	n=$(random_reads "$port" 2 after) || rc=1
-	p1=$(priv_stat passthrough_reads)
-	after=$((p1 - p0))
+	out=$(random_phase "$port" after) || rc=1
+	read -r n after <<< "${out:-0 0}"
 	echo "stream closed: $n random reads, $after of them read by aiod"
+	[ "${n:-0}" -ge 100 ] || { echo "too few reads to judge"; rc=1; }
 	[ $((after * 4)) -lt "${n:-0}" ] || { echo "random reads stayed with aiod after the stream closed"; rc=1; }
 	it_private_stop
 	return $rc
