@@ -38,6 +38,19 @@ static void list_add_tail(struct aiod_block_list *l, struct aiod_block *b)
 	l->count++;
 }
 
+static void list_add_head(struct aiod_block_list *l, struct aiod_block *b)
+{
+	b->prev = NULL;
+	b->next = l->head;
+	if (l->head != NULL) {
+		l->head->prev = b;
+	} else {
+		l->tail = b;
+	}
+	l->head = b;
+	l->count++;
+}
+
 static uint32_t hash_key(const struct aiod_cache *c, uint64_t dev, uint64_t ino, uint64_t blkno)
 {
 	return rtio_shm_hash(dev, ino, blkno, c->hash_mask);
@@ -115,6 +128,14 @@ void aiod_cache_touch(struct aiod_cache *c, struct aiod_block *b)
 	if (b->refs == 0 && b->hashed && b->state == AIOD_BLK_VALID) {
 		list_del(&c->lru, b);
 		list_add_tail(&c->lru, b);
+	}
+}
+
+void aiod_cache_demote(struct aiod_cache *c, struct aiod_block *b)
+{
+	if (b->refs == 0 && b->hashed && b->state == AIOD_BLK_VALID) {
+		list_del(&c->lru, b);
+		list_add_head(&c->lru, b);
 	}
 }
 

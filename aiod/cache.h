@@ -87,6 +87,12 @@ void aiod_cache_ref(struct aiod_cache *c, struct aiod_block *b);
  * the most recently used, so eviction takes blocks nobody is about to read.
  */
 void aiod_cache_touch(struct aiod_cache *c, struct aiod_block *b);
+/*
+ * b was just played through by a stream: make it the first to be evicted.
+ * Under plain LRU the block a stream has just consumed would be the most
+ * recently used, and the blocks it (or a replay) will read next the least.
+ */
+void aiod_cache_demote(struct aiod_cache *c, struct aiod_block *b);
 /* Drop a reference; an unreferenced block goes to the LRU (VALID, hashed) or the free list. */
 void aiod_cache_unref(struct aiod_cache *c, struct aiod_block *b);
 

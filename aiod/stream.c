@@ -72,6 +72,15 @@ static uint32_t stream_window_blocks(const struct aiod_ctx *ctx, uint64_t bps, u
 	return (uint32_t)blocks;
 }
 
+uint32_t aiod_stream_head_blocks(const struct aiod_ctx *ctx, const struct aiod_open *o)
+{
+	uint32_t prebuffer_ms = o->file->sclass != NULL ? o->file->sclass->prebuffer_ms : 1000;
+	uint64_t bytes = o->rate_bps / 8 * (prebuffer_ms + 1000) / 1000;
+
+	return o->rate_bps == 0 ? 0 :
+	       (uint32_t)((bytes + ctx->cache->block_size - 1) / ctx->cache->block_size);
+}
+
 /*
  * Read-ahead of a best-effort sequential reader. A large window (in several
  * requests at once) is what a bulk reader wants from an SSD or a virtual

@@ -30,6 +30,12 @@ bool aiod_stream_playing(const struct aiod_open *o, uint64_t off);
 uint32_t aiod_stream_best_effort_blocks(const struct aiod_ctx *ctx);
 /* Account a read of [off, off+len) by o; returns how many blocks past the read to prefetch. */
 uint32_t aiod_stream_observe(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off, uint32_t len);
+/*
+ * The first blocks of o's file that stay cached after playback: the class's
+ * prebuffer plus a second, what a replay from the start needs to begin
+ * without a seek (0: not a stream).
+ */
+uint32_t aiod_stream_head_blocks(const struct aiod_ctx *ctx, const struct aiod_open *o);
 /* Device time of one read-ahead request per admitted stream (0: capacity unknown). */
 uint64_t aiod_stream_round_ns(const struct aiod_ctx *ctx);
 /*

@@ -10,7 +10,9 @@
  *  - the window is checked from where the reader is: cached blocks in it are
  *    protected from eviction, and a block evicted anyway is read again;
  *  - one round of refills: stream deadlines move earlier by the device time
- *    of one request per stream.
+ *    of one request per stream;
+ *  - blocks a stream played through are evicted first, except the file's
+ *    head (what a replay from the start needs).
  *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -35,6 +37,7 @@
 #include "profile.h"
 #include "region.h"
 #include "streams.h"
+#include "peer.h"
 
 #define BS        (64u << 10)	/* small blocks: the arithmetic is per block */
 #define NBLOCKS   512u
@@ -335,6 +338,55 @@ static void test_ra_no_ramp_with_a_cached_lead(void **state)
 	assert_int_equal(op.len, 16ull * BS);	/* io_size at once: no start-up ramp */
 }
 
+static void test_ra_played_blocks_go_first(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_cache *c = f->ctx->cache;
+	struct aiod_open *o = f->o[0];
+	struct aiod_peer peer;
+	uint32_t head = aiod_stream_head_blocks(f->ctx, o);
+	struct aiod_block *b;
+	unsigned k, played = 0;
+
+	memset(&peer, 0, sizeof(peer));
+	assert_int_equal(head, 16);	/* (1 s prebuffer + 1 s) at 8 blocks a second */
+	/* Another stream's blocks, older: plain LRU would evict these first. */
+	play(f, 1, 30);
+	/* Stream 0 plays 0..40, each read copied out of the cache (HIT). */
+	client_read(f, 0, 0);
+	fake_engine_run(f->ctx->engine);
+	for (uint64_t blk = 1; blk <= 40; blk++) {
+		/* (a block read before its read-ahead landed is loaded after: not played from cache) */
+		if (blk >= head && aiod_cache_find(c, o->file->dev, o->file->ino, blk) != NULL) {
+			played++;
+		}
+		aiod_read_hit(f->ctx, &peer, o, blk * BS, BS);
+		fake_engine_run(f->ctx->engine);
+	}
+	assert_true(played >= 20);
+	/* The first blocks eviction takes are the ones stream 0 played through past its head. */
+	for (k = 0, b = c->lru.head; k < played && b != NULL; k++, b = b->next) {
+		assert_int_equal(b->ino, o->file->ino);
+		assert_true(b->blkno >= head && b->blkno <= 40);
+	}
+	assert_int_equal(k, played);
+	/* ...and then stream 1's older blocks, which plain LRU would have taken first. */
+	assert_non_null(b);
+	assert_int_equal(b->ino, f->o[1]->file->ino);
+	/* The head stays cached (block 0 was never loaded: client_read() only reads ahead). */
+	for (uint64_t blk = 1; blk < head; blk++) {
+		assert_non_null(aiod_cache_find(c, o->file->dev, o->file->ino, blk));
+	}
+	/* A read that ends inside a block has not played it through: not demoted. */
+	b = c->lru.head;
+	aiod_cache_touch(c, b);		/* as if read ahead again: the most recently used */
+	aiod_read_hit(f->ctx, &peer, o, b->blkno * BS, BS / 2);
+	assert_ptr_not_equal(c->lru.head, b);
+	/* The same read to the block's end demotes it. */
+	aiod_read_hit(f->ctx, &peer, o, b->blkno * BS + BS / 2, BS / 2);
+	assert_ptr_equal(c->lru.head, b);
+}
+
 static void test_ra_round_guard(void **state)
 {
 	struct fixture *f = *state;
@@ -369,6 +421,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ra_protects_and_rereads_window, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ra_no_ramp_with_a_cached_lead, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ra_round_guard, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ra_played_blocks_go_first, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
