@@ -49,10 +49,18 @@ void aiod_stream_classify(struct aiod_ctx *ctx, struct aiod_open *o)
  * lead. The cache share keeps every stream's lead, together, inside half the
  * cache, so one stream's read-ahead never evicts another's.
  */
-static uint32_t stream_window_blocks(const struct aiod_ctx *ctx, uint64_t bps, uint32_t prebuffer_ms)
+/* Blocks of (prebuffer + 1 s) at bps: a stream's class target. */
+static uint64_t stream_target_blocks(const struct aiod_ctx *ctx, uint64_t bps,
+				     uint32_t prebuffer_ms)
 {
 	uint64_t bytes = bps / 8 * (prebuffer_ms + 1000) / 1000;
-	uint64_t blocks = (bytes + ctx->cache->block_size - 1) / ctx->cache->block_size;
+
+	return (bytes + ctx->cache->block_size - 1) / ctx->cache->block_size;
+}
+
+static uint32_t stream_window_blocks(const struct aiod_ctx *ctx, uint64_t bps, uint32_t prebuffer_ms)
+{
+	uint64_t blocks = stream_target_blocks(ctx, bps, prebuffer_ms);
 	uint64_t share = (ctx->cache->nblocks > 16 ? ctx->cache->nblocks - 16 : 0) /
 			 (2 * ((uint64_t)ctx->streams + 1));
 
@@ -74,11 +82,10 @@ static uint32_t stream_window_blocks(const struct aiod_ctx *ctx, uint64_t bps, u
 
 uint32_t aiod_stream_head_blocks(const struct aiod_ctx *ctx, const struct aiod_open *o)
 {
+	/* as aiod_stream_observe(): a stream without a class (auto_stream) counts 1 s of prebuffer */
 	uint32_t prebuffer_ms = o->file->sclass != NULL ? o->file->sclass->prebuffer_ms : 1000;
-	uint64_t bytes = o->rate_bps / 8 * (prebuffer_ms + 1000) / 1000;
 
-	return o->rate_bps == 0 ? 0 :
-	       (uint32_t)((bytes + ctx->cache->block_size - 1) / ctx->cache->block_size);
+	return (uint32_t)stream_target_blocks(ctx, o->rate_bps, prebuffer_ms);
 }
 
 /*

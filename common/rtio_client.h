@@ -143,11 +143,11 @@ ssize_t rtio_client_read_cached(struct rtio_client *c, const struct rtio_file *f
  * Whether the caller should read [off, off + n) of f from the file itself
  * (its own descriptor, through the page cache) instead of asking aiod: a
  * random read (off is not within two blocks or two reads of prev_end, where
- * the open's previous read ended)
- * of a file of file_size bytes too large for aiod to cache for a random
- * reader (over an eighth of the cache: aiod would read the same bytes into
- * a private buffer, aiod_passthrough_wanted()), not a stream, while aiod
- * says nothing on the device is owed a rate (rtio_shm_header.random_local).
+ * the open's previous read ended) of a file of file_size bytes too large
+ * for aiod to cache for a random reader (over an eighth of the cache: aiod
+ * would read the same bytes into a private buffer, aiod_passthrough_wanted()),
+ * not a stream, while aiod says nothing on the device is owed a rate
+ * (rtio_shm_header.random_local).
  * The file always holds every acknowledged write, so the read is as
  * coherent as aiod's; it saves the round trip and keeps the page cache a
  * plain share would have. Ask after rtio_client_read_cached() missed.

@@ -84,7 +84,6 @@ bool rtio_client_read_yourself(const struct rtio_client *c, const struct rtio_fi
 			       uint64_t file_size, uint64_t prev_end, off_t off, size_t n)
 {
 	const struct rtio_shm_header *h = (const struct rtio_shm_header *)c->shm;
-
 	uint64_t near;
 
 	if (!c->alive || h == NULL || off < 0 || n == 0 || f->bitrate != 0 ||

@@ -320,23 +320,18 @@ static void vfs_rtio_aio_notify(struct vfs_rtio_aio *a)
 	vfs_rtio_aio_start(a);
 }
 
+/* FSYNC and WROTE carry no data: they never register a deferred file. */
 static enum vfs_rtio_fsp_access vfs_rtio_aio_access(enum vfs_rtio_op op)
 {
-	switch (op) {
-	case VFS_RTIO_OP_PREAD:
-		return VFS_RTIO_ACCESS_READ;
-	case VFS_RTIO_OP_PWRITE:
-		return VFS_RTIO_ACCESS_WRITE;
-	case VFS_RTIO_OP_FSYNC:
-	case VFS_RTIO_OP_WROTE:
-		break;
-	}
-	return VFS_RTIO_ACCESS_NONE;
+	return op == VFS_RTIO_OP_PREAD	? VFS_RTIO_ACCESS_READ :
+	       op == VFS_RTIO_OP_PWRITE ? VFS_RTIO_ACCESS_WRITE :
+					  VFS_RTIO_ACCESS_NONE;
 }
 
 static void vfs_rtio_aio_submit(struct vfs_rtio_aio *a)
 {
 	struct rtio_client *client;
+	enum vfs_rtio_read_path path;
 
 	if (a->op == VFS_RTIO_OP_PWRITE &&
 	    (a->offset == VFS_PWRITE_APPEND_OFFSET || a->fsp->fsp_flags.posix_append)) {
@@ -355,19 +350,17 @@ static void vfs_rtio_aio_submit(struct vfs_rtio_aio *a)
 		vfs_rtio_aio_failover(a, -ENOTCONN);
 		return;
 	}
-	if (a->op == VFS_RTIO_OP_PREAD) {
-		switch (vfs_rtio_read_route(a->handle, client, a->fsp, a->ext, a->buf, a->n,
-					    a->offset)) {
-		case VFS_RTIO_READ_HIT:
-			a->done = a->n;
-			vfs_rtio_aio_finish(a, 0);	/* vfs_rtio_aio_send() posts it */
-			return;
-		case VFS_RTIO_READ_LOCAL:
-			vfs_rtio_aio_local(a);	/* smbd's thread pool, as without the module */
-			return;
-		case VFS_RTIO_READ_AIOD:
-			break;
-		}
+	path = a->op == VFS_RTIO_OP_PREAD ? vfs_rtio_read_route(a->handle, client, a->fsp, a->ext,
+								 a->buf, a->n, a->offset)
+					  : VFS_RTIO_READ_AIOD;
+	if (path == VFS_RTIO_READ_HIT) {
+		a->done = a->n;
+		vfs_rtio_aio_finish(a, 0);	/* vfs_rtio_aio_send() posts it */
+		return;
+	}
+	if (path == VFS_RTIO_READ_LOCAL) {
+		vfs_rtio_aio_local(a);	/* smbd's thread pool, as without the module */
+		return;
 	}
 	if (a->op == VFS_RTIO_OP_PWRITE && vfs_rtio_writes_locally(a->handle, client)) {
 		a->write_local = true;
