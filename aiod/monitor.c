@@ -85,6 +85,10 @@ int aiod_monitor_session(struct aiod_ctx *ctx, uint32_t index, struct rtio_sessi
 	r->requests = p->requests;
 	r->bytes_read = p->bytes_read;
 	r->bytes_written = p->bytes_written;
+	r->credits_granted = p->credits.granted;
+	r->credits_max = p->credits.max;
+	r->credits_orig = p->credits.orig;
+	r->qos_held = p->credits.held;
 	fill_opens(ctx, p, r);
 	snprintf(r->client, sizeof(r->client), "%s", aiod_session_client(s));
 	return 0;

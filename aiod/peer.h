@@ -34,6 +34,7 @@ struct aiod_peer {
 	uint64_t requests;
 	uint64_t bytes_read;		/* returned to it */
 	uint64_t bytes_written;		/* written through aiod or reported by WROTE */
+	struct rtio_credits_req credits;	/* its last CREDITS report, zero if none */
 };
 
 /* CONNECT: the peer of s (a talloc child of s); NULL on ENOMEM. */

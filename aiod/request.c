@@ -214,6 +214,15 @@ static void start_hit(struct aiod_ctx *ctx, struct aiod_peer *p, const union rti
 	aiod_read_hit(ctx, p, o, m->io_req.offset, m->io_req.length);
 }
 
+/* CREDITS: kept for aiodctl sessions (monitor.c), nothing else. */
+static void start_credits(struct aiod_ctx *ctx, struct aiod_peer *p, const union rtio_msg *m,
+			  struct aiod_open *o)
+{
+	(void)ctx;
+	(void)o;
+	p->credits = m->credits_req;
+}
+
 /* READ1 has no reply: a token it does not know is the client's mistake, counted. */
 static void start_read1(struct aiod_ctx *ctx, struct aiod_peer *p, const union rtio_msg *m,
 			struct aiod_open *o)
@@ -268,6 +277,7 @@ static const struct data_op data_ops[RTIO_OP_MAX] = {
 	[RTIO_OP_FSYNC] = { .on_open = true, .start = start_fsync },
 	[RTIO_OP_HIT] = { .on_open = true, .reads = true, .ranged = true, .bounded = true,
 			  .no_reply = true, .start = start_hit },
+	[RTIO_OP_CREDITS] = { .no_reply = true, .start = start_credits },
 	[RTIO_OP_READ1] = { .start = start_read1 },
 	[RTIO_OP_WRITE1] = { .start = start_write1 },
 };

@@ -130,6 +130,15 @@ int rtio_client_fsync(struct rtio_client *c, uint64_t file_id, bool datasync);
 int rtio_client_wrote(struct rtio_client *c, uint64_t file_id, size_t n, off_t off);
 
 /*
+ * Tell aiod the SMB2 connection's credit state (rtio_credits_req; no reply),
+ * for aiodctl sessions. 0, or -ENOTSUP when aiod lacks RTIO_FEAT_CREDITS,
+ * -EAGAIN when the request queue is full (the report is dropped: the next
+ * one says the same and newer). Never blocks.
+ */
+int rtio_client_report_credits(struct rtio_client *c, uint32_t granted, uint32_t max,
+			       uint32_t orig, uint32_t wanted, uint32_t held);
+
+/*
  * A read served from aiod's cache without asking aiod: n when every byte of
  * [off, off + n) of f was in the cache and is now in buf (aiod is told
  * afterwards, without a reply), 0 when not, or when the request queue had

@@ -60,6 +60,7 @@ enum rtio_op {
 	RTIO_OP_QOS_LIST   = 19,	/* the index-th QoS flow in use (aiodctl qos) */
 	RTIO_OP_HIT        = 20,	/* queue: the client copied a read from the cache itself (no reply) */
 	RTIO_OP_WATCH_FD   = 21,	/* aiod's inotify descriptor, to poll only (RTIO_FEAT_HIT) */
+	RTIO_OP_CREDITS    = 22,	/* queue: the client's SMB2 credit state (no reply; RTIO_FEAT_CREDITS) */
 	RTIO_OP_MAX			/* first unassigned opcode */
 };
 
@@ -88,7 +89,13 @@ enum rtio_op {
  * client reads through aiod instead (rtio_client_cached.c).
  */
 #define RTIO_FEAT_HIT       0x0010u
-#define RTIO_FEAT_ALL       (RTIO_FEAT_WROTE | RTIO_FEAT_SHM_WRITE | RTIO_FEAT_QOS | RTIO_FEAT_HIT)
+/*
+ * aiod understands CREDITS: the module reports its connection's SMB2 credit
+ * state while a QoS credit ceiling is in force, for aiodctl sessions.
+ */
+#define RTIO_FEAT_CREDITS   0x0020u
+#define RTIO_FEAT_ALL       (RTIO_FEAT_WROTE | RTIO_FEAT_SHM_WRITE | RTIO_FEAT_QOS | RTIO_FEAT_HIT | \
+			     RTIO_FEAT_CREDITS)
 
 struct rtio_hdr {
 	uint32_t magic;		/* both: RTIO_MAGIC */
@@ -268,7 +275,12 @@ struct rtio_session_stats_rep {
 	uint32_t pinned;	/* aiod: cache blocks it holds pinned */
 	uint32_t reserved0;
 	char client[32];	/* aiod: the name it gave at CONNECT ("smbd") */
-	uint8_t reserved[32];
+	/* the client's last CREDITS report; all 0 when it never sent one */
+	uint32_t credits_granted;	/* aiod: credits its SMB2 client held */
+	uint32_t credits_max;		/* aiod: the connection's credit ceiling then */
+	uint32_t credits_orig;		/* aiod: smbd's own ceiling */
+	uint32_t qos_held;		/* aiod: its requests held by QoS pacing then */
+	uint8_t reserved[16];
 };
 #define RTIO_LEAD_NONE UINT64_MAX
 
@@ -301,6 +313,22 @@ struct rtio_io_req {		/* READ0, WRITE0, FSYNC, WROTE, HIT */
 	uint64_t file_id;	/* client */
 	uint64_t offset;	/* client */
 	uint32_t length;	/* client: bytes; <= max_io (not WROTE). FSYNC: 1 = datasync only */
+	uint32_t reserved0;
+};
+
+/*
+ * CREDITS (queue, no reply): the module's view of its SMB2 connection, sent
+ * when the credit ceiling moves and at most once a second while it is
+ * lowered (vfs_rtio_credits.h). Only for aiodctl sessions: aiod decides
+ * nothing from it.
+ */
+struct rtio_credits_req {
+	struct rtio_hdr hdr;
+	uint32_t granted;	/* client: credits the SMB2 client holds */
+	uint32_t max;		/* client: the connection's ceiling now */
+	uint32_t orig;		/* client: smbd's own ceiling */
+	uint32_t wanted;	/* client: what the flow's slot asks for, 0 = none */
+	uint32_t held;		/* client: its requests held by pacing now */
 	uint32_t reserved0;
 };
 
@@ -395,6 +423,7 @@ union rtio_msg {
 	struct rtio_session_stats_rep session_stats_rep;
 	struct rtio_info_rep info_rep;
 	struct rtio_io_req io_req;
+	struct rtio_credits_req credits_req;
 	struct rtio_io_rep io_rep;
 	struct rtio_release_req release_req;
 	struct rtio_simple_rep simple_rep;
@@ -424,9 +453,12 @@ _Static_assert(sizeof(struct rtio_file_stats_rep) == 208, "rtio_file_stats_rep")
 _Static_assert(sizeof(struct rtio_index_req) == 40, "rtio_index_req");
 _Static_assert(sizeof(struct rtio_session_stats_rep) == 160, "rtio_session_stats_rep");
 _Static_assert(offsetof(struct rtio_session_stats_rep, bytes_read) == 56, "session.bytes_read");
+_Static_assert(offsetof(struct rtio_session_stats_rep, credits_granted) == 128,
+	       "session.credits_granted");
 _Static_assert(sizeof(struct rtio_info_rep) == 336, "rtio_info_rep");
 _Static_assert(offsetof(struct rtio_info_rep, class_name) == 112, "rtio_info_rep.class_name");
 _Static_assert(sizeof(struct rtio_io_req) == 56, "rtio_io_req");
+_Static_assert(sizeof(struct rtio_credits_req) == 56, "rtio_credits_req");
 _Static_assert(offsetof(struct rtio_io_rep, seg) == 48, "rtio_io_rep.seg");
 _Static_assert(sizeof(struct rtio_io_rep) == 48 + 16 * RTIO_MAX_SEGS, "rtio_io_rep");
 _Static_assert(sizeof(struct rtio_release_req) == 40, "rtio_release_req");

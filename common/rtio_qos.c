@@ -125,8 +125,43 @@ uint64_t rtio_qos_assign(struct rtio_qos_flow *f, const struct rtio_qos_rates *r
 	qos_store(&f->wait_ns, 0);
 	qos_store(&f->paced, 0);
 	qos_store_rates(f, r);
+	qos_store(&f->credits, rtio_qos_credit_ceiling(r));
 	/* release: a client that sees the new generation sees the cleared slot */
 	return __atomic_add_fetch(&f->generation, 1, __ATOMIC_RELEASE);
+}
+
+/* The smaller of two rates where 0 is unlimited. */
+static uint64_t qos_min_rate(uint64_t a, uint64_t b)
+{
+	if (a == 0 || b == 0) {
+		return a | b;
+	}
+	return a < b ? a : b;
+}
+
+uint64_t rtio_qos_credit_ceiling(const struct rtio_qos_rates *r)
+{
+	uint64_t rd = qos_min_rate(r->rate_Bps, r->rate_read_Bps);
+	uint64_t wr = qos_min_rate(r->rate_Bps, r->rate_write_Bps);
+	unsigned __int128 bytes;
+	uint64_t credits, pow2 = 1;
+
+	if (rd == 0 || wr == 0) {
+		return 0;
+	}
+	bytes = (unsigned __int128)qos_max(rd, wr) * RTIO_QOS_CREDIT_WINDOW_NS / NS_PER_S;
+	bytes = (bytes + RTIO_QOS_CREDIT_BYTES - 1) / RTIO_QOS_CREDIT_BYTES;
+	/* an SMB2 credit count is 16 bits; nothing above smbd's own maximum matters */
+	credits = bytes > 65535 ? 65535 : (uint64_t)bytes;
+	while (pow2 < credits && pow2 < 32768) {
+		pow2 <<= 1;
+	}
+	return credits > 32768 ? 65535 : pow2;
+}
+
+uint64_t rtio_qos_credits(const struct rtio_qos_flow *f)
+{
+	return qos_load(&f->credits);
 }
 
 bool rtio_qos_current(const struct rtio_qos_flow *f, uint64_t gen)
@@ -174,6 +209,7 @@ void rtio_qos_publish(struct rtio_qos_flow *f, const struct rtio_qos_rates *r, u
 	/* aiod is the only writer of the rates: what it reads back is its own last word */
 	qos_load_rates(f, &old);
 	qos_store_rates(f, r);
+	qos_store(&f->credits, rtio_qos_credit_ceiling(r));
 	for (int d = 0; d < RTIO_QOS_NDIMS; d++) {
 		uint64_t o = qos_dim_rate(&old, (enum rtio_qos_dim)d);
 		uint64_t n = qos_dim_rate(r, (enum rtio_qos_dim)d);

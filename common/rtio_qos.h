@@ -89,7 +89,7 @@ struct rtio_qos_flow {
 	/* line 0, aiod writes */
 	uint64_t generation;	/* aiod: bumped when the slot gets a new flow; 0 = never used */
 	struct rtio_qos_rates rates;	/* aiod */
-	uint8_t pad0[8];
+	uint64_t credits;	/* aiod: SMB2 credit ceiling per connection, 0 = none */
 	/* line 1, clients CAS */
 	uint64_t tat_ns[RTIO_QOS_NDIMS] __attribute__((aligned(64)));	/* CLOCK_MONOTONIC */
 	uint8_t pad1[32];
@@ -107,6 +107,7 @@ _Static_assert(sizeof(struct rtio_qos_header) == RTIO_QOS_FLOWS_OFF, "rtio_qos_h
 _Static_assert(sizeof(struct rtio_qos_rates) == 48, "rtio_qos_rates");
 _Static_assert(sizeof(struct rtio_qos_flow) == 3 * RTIO_QOS_LINE, "rtio_qos_flow");
 _Static_assert(offsetof(struct rtio_qos_flow, rates) == 8, "rtio_qos_flow.rates");
+_Static_assert(offsetof(struct rtio_qos_flow, credits) == 56, "rtio_qos_flow.credits");
 _Static_assert(offsetof(struct rtio_qos_flow, tat_ns) == RTIO_QOS_LINE, "rtio_qos_flow.tat_ns");
 _Static_assert(offsetof(struct rtio_qos_flow, bytes_read) == 2 * RTIO_QOS_LINE,
 	       "rtio_qos_flow.bytes_read");
@@ -146,6 +147,23 @@ uint64_t rtio_qos_assign(struct rtio_qos_flow *f, const struct rtio_qos_rates *r
  * instead of after the old backlog drains.
  */
 void rtio_qos_publish(struct rtio_qos_flow *f, const struct rtio_qos_rates *r, uint64_t now_ns);
+
+/*
+ * The SMB2 credit ceiling that goes with rates r (rtio_qos_assign() and
+ * rtio_qos_publish() store it in the slot's credits word): enough 64 KiB
+ * credits for RTIO_QOS_CREDIT_WINDOW_NS of I/O at the flow's byte rate,
+ * rounded up to a power of two so a rate that moves a little every tick
+ * does not move the ceiling. 0 (no ceiling) unless both directions are
+ * bounded: a ceiling would slow the unbounded one. The rate comes from
+ * pacing; the ceiling only bounds what a paced client can queue inside
+ * smbd (requests and, for writes, their data) while it waits.
+ */
+#define RTIO_QOS_CREDIT_WINDOW_NS 1000000000ull
+#define RTIO_QOS_CREDIT_BYTES     65536u
+uint64_t rtio_qos_credit_ceiling(const struct rtio_qos_rates *r);
+
+/* Clients: the credit ceiling aiod published for the flow (0: none). */
+uint64_t rtio_qos_credits(const struct rtio_qos_flow *f);
 
 /* Clients: true while the slot still belongs to the flow bound at generation gen. */
 bool rtio_qos_current(const struct rtio_qos_flow *f, uint64_t gen);

@@ -144,6 +144,15 @@ json_t *aiodctl_json_session(const struct aiodctl_session *s)
 	err |= aiodctl_json_put(o, "streams", json_integer(r->streams));
 	err |= aiodctl_json_put(o, "stream_lead_ms", r->lead_ms == RTIO_LEAD_NONE ? json_null() :
 				aiodctl_json_u64(r->lead_ms));
+	/* null until the module reported a QoS credit ceiling (RTIO_OP_CREDITS) */
+	err |= aiodctl_json_put(o, "credits_granted", r->credits_orig == 0 ? json_null() :
+				json_integer(r->credits_granted));
+	err |= aiodctl_json_put(o, "credits_max", r->credits_orig == 0 ? json_null() :
+				json_integer(r->credits_max));
+	err |= aiodctl_json_put(o, "credits_smbd_max", r->credits_orig == 0 ? json_null() :
+				json_integer(r->credits_orig));
+	err |= aiodctl_json_put(o, "qos_held", r->credits_orig == 0 ? json_null() :
+				json_integer(r->qos_held));
 	return done(o, err);
 }
 

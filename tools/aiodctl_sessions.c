@@ -61,11 +61,24 @@ static void rate_col(const struct aiodctl_session *s, uint64_t v)
 	}
 }
 
+/* credits: granted/ceiling while the module reports a QoS credit ceiling, else "-" */
+static void credits_col(const struct rtio_session_stats_rep *r)
+{
+	char buf[24];
+
+	if (r->credits_orig == 0) {
+		printf(" %11s %4s\n", "-", "-");
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%u/%u", r->credits_granted, r->credits_max);
+	printf(" %11s %4u\n", buf, r->qos_held);
+}
+
 static int sessions_text(const struct aiodctl_snapshot *snap)
 {
-	printf("%8s %6s %-12s %-8s %10s %10s %14s %14s %8s %5s %7s %7s\n", "pid", "uid", "user",
-	       "client", "read_Bps", "write_Bps", "bytes_read", "bytes_written", "inflight", "opens",
-	       "streams", "lead_ms");
+	printf("%8s %6s %-12s %-8s %10s %10s %14s %14s %8s %5s %7s %7s %11s %4s\n", "pid", "uid",
+	       "user", "client", "read_Bps", "write_Bps", "bytes_read", "bytes_written", "inflight",
+	       "opens", "streams", "lead_ms", "credits", "held");
 	for (uint32_t i = 0; i < snap->n_sessions; i++) {
 		const struct aiodctl_session *s = &snap->sessions[i];
 
@@ -75,10 +88,11 @@ static int sessions_text(const struct aiodctl_snapshot *snap)
 		printf(" %14" PRIu64 " %14" PRIu64 " %8u %5u %7u", s->rep.bytes_read,
 		       s->rep.bytes_written, s->rep.inflight, s->rep.opens, s->rep.streams);
 		if (s->rep.lead_ms == RTIO_LEAD_NONE) {
-			printf(" %7s\n", "-");
+			printf(" %7s", "-");
 		} else {
-			printf(" %7" PRIu64 "\n", s->rep.lead_ms);
+			printf(" %7" PRIu64, s->rep.lead_ms);
 		}
+		credits_col(&s->rep);
 	}
 	return fflush(stdout) == 0 ? AIODCTL_EXIT_OK : AIODCTL_EXIT_FAIL;
 }

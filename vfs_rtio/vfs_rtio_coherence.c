@@ -20,6 +20,7 @@
 #include "vfs_rtio_config.h"
 #include "vfs_rtio_defer.h"
 #include "vfs_rtio_fsp.h"
+#include "vfs_rtio_qos.h"
 #include "vfs_rtio_session.h"
 
 #undef DBGC_CLASS
@@ -183,14 +184,103 @@ int vfs_rtio_renameat(struct vfs_handle_struct *handle, struct files_struct *src
  * vfs_default copies with copy_file_range() or a reflink straight between
  * the two descriptors, past aiod. The destination's cached blocks are stale
  * once it is done, before the client hears the copy finished.
+ *
+ * A copy chunk reads and writes its bytes on the server's disk as a client's
+ * read and write would, so it is charged to the destination's QoS flow (the
+ * principal that asked for the copy) both ways before it starts; a reflink
+ * moves no data and is not charged. When copy_file_range() is refused
+ * (another filesystem, overlapping ranges) vfs_default copies through
+ * SMB_VFS_PREAD/PWRITE_SEND, which charge again: such a copy counts twice
+ * against the flow, never less than once.
  */
 struct vfs_rtio_offload_write_state {
 	struct vfs_handle_struct *handle;
+	struct tevent_context *ev;
+	uint32_t fsctl;
+	DATA_BLOB *token;
+	off_t transfer_offset;
 	struct files_struct *dest_fsp;
+	off_t dest_off;
+	off_t to_copy;
 	off_t copied;
+	struct tevent_timer *pace_timer;	/* QoS holds the copy until it fires */
+	struct vfs_rtio_qos_ticket pace_read, pace_write;
 };
 
 static void vfs_rtio_offload_write_done(struct tevent_req *subreq);
+
+static void vfs_rtio_offload_write_release(struct vfs_rtio_offload_write_state *state)
+{
+	vfs_rtio_qos_release(&state->pace_read);
+	vfs_rtio_qos_release(&state->pace_write);
+}
+
+static void vfs_rtio_offload_write_cleanup(struct tevent_req *req, enum tevent_req_state req_state)
+{
+	struct vfs_rtio_offload_write_state *state =
+		tevent_req_data(req, struct vfs_rtio_offload_write_state);
+
+	if (state->pace_timer != NULL) {
+		TALLOC_FREE(state->pace_timer);	/* abandoned while QoS held it */
+		vfs_rtio_offload_write_release(state);
+	}
+}
+
+static void vfs_rtio_offload_write_start(struct tevent_req *req)
+{
+	struct vfs_rtio_offload_write_state *state =
+		tevent_req_data(req, struct vfs_rtio_offload_write_state);
+	struct tevent_req *subreq;
+
+	subreq = SMB_VFS_NEXT_OFFLOAD_WRITE_SEND(state->handle, state, state->ev, state->fsctl,
+						 state->token, state->transfer_offset,
+						 state->dest_fsp, state->dest_off, state->to_copy);
+	if (tevent_req_nomem(subreq, req)) {
+		return;
+	}
+	tevent_req_set_callback(subreq, vfs_rtio_offload_write_done, req);
+}
+
+static void vfs_rtio_offload_write_paced(struct tevent_context *ev, struct tevent_timer *te,
+					 struct timeval now, void *private_data)
+{
+	struct tevent_req *req = talloc_get_type_abort(private_data, struct tevent_req);
+	struct vfs_rtio_offload_write_state *state =
+		tevent_req_data(req, struct vfs_rtio_offload_write_state);
+
+	state->pace_timer = NULL;	/* tevent frees a timer after it fired */
+	vfs_rtio_offload_write_release(state);
+	vfs_rtio_offload_write_start(req);
+}
+
+/* Charge a copy chunk to the destination's flow; true when it must wait (timer armed). */
+static bool vfs_rtio_offload_write_pace(struct tevent_req *req)
+{
+	struct vfs_rtio_offload_write_state *state =
+		tevent_req_data(req, struct vfs_rtio_offload_write_state);
+	struct vfs_rtio_qos *q = vfs_rtio_fsp_qos(state->handle, state->dest_fsp);
+	uint64_t wait_ns;
+
+	if ((state->fsctl != FSCTL_SRV_COPYCHUNK && state->fsctl != FSCTL_SRV_COPYCHUNK_WRITE) ||
+	    state->to_copy <= 0) {
+		return false;
+	}
+	wait_ns = vfs_rtio_qos_charge(q, false, (uint64_t)state->to_copy, &state->pace_read);
+	wait_ns = MAX(wait_ns, vfs_rtio_qos_charge(q, true, (uint64_t)state->to_copy,
+						   &state->pace_write));
+	if (wait_ns == 0) {
+		vfs_rtio_offload_write_release(state);
+		return false;
+	}
+	state->pace_timer = tevent_add_timer(state->ev, state,
+					     timeval_current_ofs_usec(wait_ns / 1000),
+					     vfs_rtio_offload_write_paced, req);
+	if (state->pace_timer == NULL) {
+		vfs_rtio_offload_write_release(state);	/* never lose a copy to pacing */
+		return false;
+	}
+	return true;
+}
 
 struct tevent_req *vfs_rtio_offload_write_send(struct vfs_handle_struct *handle,
 					       TALLOC_CTX *mem_ctx, struct tevent_context *ev,
@@ -198,22 +288,25 @@ struct tevent_req *vfs_rtio_offload_write_send(struct vfs_handle_struct *handle,
 					       off_t transfer_offset, struct files_struct *dest_fsp,
 					       off_t dest_off, off_t to_copy)
 {
-	struct tevent_req *req, *subreq;
+	struct tevent_req *req;
 	struct vfs_rtio_offload_write_state *state;
 
 	req = tevent_req_create(mem_ctx, &state, struct vfs_rtio_offload_write_state);
 	if (req == NULL) {
 		return NULL;
 	}
-	state->handle = handle;
-	state->dest_fsp = dest_fsp;
-
-	subreq = SMB_VFS_NEXT_OFFLOAD_WRITE_SEND(handle, state, ev, fsctl, token,
-						 transfer_offset, dest_fsp, dest_off, to_copy);
-	if (tevent_req_nomem(subreq, req)) {
+	*state = (struct vfs_rtio_offload_write_state){
+		.handle = handle, .ev = ev, .fsctl = fsctl, .token = token,
+		.transfer_offset = transfer_offset, .dest_fsp = dest_fsp, .dest_off = dest_off,
+		.to_copy = to_copy,
+	};
+	tevent_req_set_cleanup_fn(req, vfs_rtio_offload_write_cleanup);
+	if (!vfs_rtio_offload_write_pace(req)) {
+		vfs_rtio_offload_write_start(req);
+	}
+	if (!tevent_req_is_in_progress(req)) {
 		return tevent_req_post(req, ev);
 	}
-	tevent_req_set_callback(subreq, vfs_rtio_offload_write_done, req);
 	return req;
 }
 

@@ -9,6 +9,9 @@
  *   rtio:include  = *.mxf *.mov           only these share-relative names (default: all)
  *   rtio:exclude  = *.tmp                 never these
  *   rtio:fallback = yes                   aiod failure: local I/O (yes) or EIO (no)
+ *   rtio:credit ceiling = yes             lower the connection's SMB2 credits to the
+ *                                         ceiling aiod publishes with a QoS flow's rate
+ *                                         (vfs_rtio_credits.h)
  *   rtio:write    = local                 local: smbd writes into the page cache and
  *                                         tells aiod (WROTE); aiod: data goes through
  *                                         aiod's shared buffer (WRITE0/WRITE1)
@@ -80,19 +83,21 @@ static int vfs_rtio_config_timeout(int snum)
 	return (int)ms;
 }
 
-static bool vfs_rtio_config_fallback(int snum)
+/* rtio:fallback, rtio:credit ceiling: yes or no, with a logged default for anything else. */
+static bool vfs_rtio_config_bool(int snum, const char *option, bool dflt)
 {
-	const char *value = lp_parm_const_string(snum, MODULE_NAME, "fallback", NULL);
-	bool fallback = true;
+	const char *value = lp_parm_const_string(snum, MODULE_NAME, option, NULL);
+	bool b = dflt;
 
 	if (value == NULL) {
-		return true;
+		return dflt;
 	}
-	if (!set_boolean(value, &fallback)) {
-		DBG_ERR("%s:fallback = '%s' is not yes or no, using yes\n", MODULE_NAME, value);
-		return true;
+	if (!set_boolean(value, &b)) {
+		DBG_ERR("%s:%s = '%s' is not yes or no, using %s\n", MODULE_NAME, option, value,
+			dflt ? "yes" : "no");
+		return dflt;
 	}
-	return fallback;
+	return b;
 }
 
 /* rtio:write, rtio:hits and rtio:random: who does it, local (smbd, the default: true) or aiod (false). */
@@ -161,7 +166,8 @@ int vfs_rtio_config_load(struct vfs_handle_struct *handle, TALLOC_CTX *mem_ctx,
 		return -ENOMEM;
 	}
 	config->timeout_ms = vfs_rtio_config_timeout(snum);
-	config->fallback = vfs_rtio_config_fallback(snum);
+	config->fallback = vfs_rtio_config_bool(snum, "fallback", true);
+	config->credit_ceiling = vfs_rtio_config_bool(snum, "credit ceiling", true);
 	config->write_local = vfs_rtio_config_local(snum, "write");
 	config->hits_local = vfs_rtio_config_local(snum, "hits");
 	config->random_local = vfs_rtio_config_local(snum, "random");
@@ -175,10 +181,10 @@ int vfs_rtio_config_load(struct vfs_handle_struct *handle, TALLOC_CTX *mem_ctx,
 		TALLOC_FREE(config);
 		return ret;
 	}
-	DBG_DEBUG("socket=%s timeout=%dms fallback=%s write=%s hits=%s random=%s "
+	DBG_DEBUG("socket=%s timeout=%dms fallback=%s credit ceiling=%s write=%s hits=%s random=%s "
 		  "register min size=%" PRIu64 " include=%zu exclude=%zu patterns\n",
-		  config->socket_path, config->timeout_ms,
-		  config->fallback ? "yes" : "no", config->write_local ? "local" : "aiod",
+		  config->socket_path, config->timeout_ms, config->fallback ? "yes" : "no",
+		  config->credit_ceiling ? "yes" : "no", config->write_local ? "local" : "aiod",
 		  config->hits_local ? "local" : "aiod", config->random_local ? "local" : "aiod",
 		  config->register_min_size,
 		  config->include != NULL ? str_list_length(config->include) : 0,

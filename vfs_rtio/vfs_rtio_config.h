@@ -23,6 +23,7 @@ struct vfs_rtio_config {
 	const char **include;	/* NULL: every regular file */
 	const char **exclude;
 	bool fallback;		/* aiod failure -> local I/O (true) or EIO (false) */
+	bool credit_ceiling;	/* rtio:credit ceiling: apply aiod's SMB2 credit ceiling (vfs_rtio_credits.h) */
 	bool write_local;	/* rtio:write = local: smbd writes, aiod hears WROTE */
 	bool hits_local;	/* rtio:hits = local: smbd copies cached reads, aiod hears HIT */
 	bool random_local;	/* rtio:random = local: smbd reads random misses itself when aiod allows */

@@ -22,10 +22,22 @@
 #include "vfs_rtio.h"
 #include "vfs_rtio_config.h"
 #include "vfs_rtio_qos.h"
+#include "vfs_rtio_credits.h"
 #include "rtio_qos.h"
 
 /* After a failed bind (aiod not there), how long until the next I/O tries again. */
 #define VFS_RTIO_QOS_RETRY_MS 1000
+/* A ceiling that could not move (a request out of order) is tried again after this. */
+#define VFS_RTIO_CREDITS_RETRY_MS 10
+/* While the ceiling is lowered, aiod hears the connection's credit state this often. */
+#define VFS_RTIO_CREDITS_REPORT_MS 1000
+
+/*
+ * Requests of this smbd process (its one client connection) held by pacing
+ * right now, for the CREDITS report. Process-wide on purpose: a held request's
+ * ticket may outlive the tree connect that charged it.
+ */
+static uint32_t vfs_rtio_qos_held_now;
 
 struct vfs_rtio_qos {
 	struct vfs_rtio_session *session;
@@ -38,6 +50,13 @@ struct vfs_rtio_qos {
 	struct timespec last_try;	/* the last bind attempt that found no aiod */
 	bool tried;
 	uint32_t flags;			/* RTIO_QOS_* of the last bind */
+	/* the credit-grant hook (vfs_rtio_credits.h) */
+	struct smbd_server_connection *sconn;	/* the client this tree connect belongs to */
+	bool credits_on;		/* rtio:credit ceiling, and the connection allows it */
+	bool credits_moved;		/* this binding lowered the ceiling: restore it when no rule asks */
+	struct timespec credits_try;	/* the last attempt that found the window busy */
+	bool credits_later;
+	struct timespec credits_report;	/* the last CREDITS report */
 };
 
 static int vfs_rtio_qos_destructor(struct vfs_rtio_qos *q)
@@ -170,6 +189,15 @@ static void vfs_rtio_qos_bind(struct vfs_rtio_qos *q)
 		 c.rep.rule[0] != '\0' ? c.rep.rule : "best effort");
 }
 
+/* rtio:credit ceiling of the share (vfs_rtio_config.h); on unless said otherwise. */
+static bool vfs_rtio_qos_config_credits(struct vfs_handle_struct *handle)
+{
+	struct vfs_rtio_config *config = NULL;
+
+	SMB_VFS_HANDLE_GET_DATA(handle, config, struct vfs_rtio_config, return true);
+	return config->credit_ceiling;
+}
+
 struct vfs_rtio_qos *vfs_rtio_qos_connect(TALLOC_CTX *mem_ctx, struct vfs_handle_struct *handle,
 					  struct vfs_rtio_session *session)
 {
@@ -180,6 +208,8 @@ struct vfs_rtio_qos *vfs_rtio_qos_connect(TALLOC_CTX *mem_ctx, struct vfs_handle
 	}
 	talloc_set_destructor(q, vfs_rtio_qos_destructor);
 	q->session = session;
+	q->sconn = handle->conn->sconn;
+	q->credits_on = vfs_rtio_qos_config_credits(handle);
 	vfs_rtio_qos_principal(handle, &q->who);
 	if (vfs_rtio_session_live_client(session) != NULL) {
 		vfs_rtio_qos_bind(q);
@@ -201,6 +231,8 @@ struct vfs_rtio_qos *vfs_rtio_qos_for_file(TALLOC_CTX *mem_ctx, const struct vfs
 	}
 	talloc_set_destructor(q, vfs_rtio_qos_destructor);
 	q->session = tree->session;
+	q->sconn = tree->sconn;
+	q->credits_on = tree->credits_on;
 	q->who = tree->who;
 	snprintf(q->who.file, sizeof(q->who.file), "%s", name);
 	vfs_rtio_qos_bind(q);
@@ -229,6 +261,56 @@ static void vfs_rtio_qos_refresh(struct vfs_rtio_qos *q)
 	vfs_rtio_qos_bind(q);
 }
 
+/* aiod hears the connection's credit state (aiodctl sessions); a full queue drops it. */
+static void vfs_rtio_qos_credits_report(struct vfs_rtio_qos *q, const struct vfs_rtio_credits *cr)
+{
+	struct rtio_client *client = vfs_rtio_session_live_client(q->session);
+
+	clock_gettime_mono(&q->credits_report);
+	if (client != NULL) {
+		(void)rtio_client_report_credits(client, cr->granted, cr->max, cr->orig, cr->wanted,
+						 vfs_rtio_qos_held_now);
+	}
+}
+
+/*
+ * Follow the credit ceiling aiod published with the flow's rates. Nothing is
+ * touched while no binding of this tree connect ever had a ceiling: a share
+ * without QoS rules never reaches into smbd's connection.
+ */
+static void vfs_rtio_qos_credits(struct vfs_rtio_qos *q)
+{
+	uint64_t wanted = q->slot != NULL ? rtio_qos_credits(q->slot) : 0;
+	struct vfs_rtio_credits cr = { 0 };
+
+	if (!q->credits_on || (wanted == 0 && !q->credits_moved) ||
+	    (q->credits_later && vfs_rtio_elapsed_ms(&q->credits_try) < VFS_RTIO_CREDITS_RETRY_MS)) {
+		return;
+	}
+	q->credits_later = false;
+	switch (vfs_rtio_credits_follow(q->sconn, (uint32_t)MIN(wanted, UINT16_MAX), &cr)) {
+	case VFS_RTIO_CREDITS_NEVER:
+		DBG_NOTICE("rtio: QoS credit ceiling not applied to %s@%s: not a single-channel "
+			   "SMB2 connection\n", q->who.user, q->who.client);
+		q->credits_on = false;
+		return;
+	case VFS_RTIO_CREDITS_LATER:
+		q->credits_later = true;
+		clock_gettime_mono(&q->credits_try);
+		return;
+	case VFS_RTIO_CREDITS_APPLIED:
+		q->credits_moved = cr.max != cr.orig;
+		vfs_rtio_qos_credits_report(q, &cr);
+		return;
+	case VFS_RTIO_CREDITS_UNCHANGED:
+		if (cr.max != cr.orig &&
+		    vfs_rtio_elapsed_ms(&q->credits_report) >= VFS_RTIO_CREDITS_REPORT_MS) {
+			vfs_rtio_qos_credits_report(q, &cr);
+		}
+		return;
+	}
+}
+
 uint64_t vfs_rtio_qos_charge(struct vfs_rtio_qos *q, bool write, uint64_t n,
 			     struct vfs_rtio_qos_ticket *t)
 {
@@ -240,6 +322,7 @@ uint64_t vfs_rtio_qos_charge(struct vfs_rtio_qos *q, bool write, uint64_t n,
 		return 0;
 	}
 	vfs_rtio_qos_refresh(q);
+	vfs_rtio_qos_credits(q);
 	if (q->slot == NULL) {
 		return 0;
 	}
@@ -249,6 +332,7 @@ uint64_t vfs_rtio_qos_charge(struct vfs_rtio_qos *q, bool write, uint64_t n,
 	if (wait_ns > 0) {
 		t->slot = q->slot;
 		t->gen = q->slot_gen;
+		vfs_rtio_qos_held_now++;
 	}
 	return wait_ns;
 }
@@ -257,6 +341,7 @@ void vfs_rtio_qos_release(struct vfs_rtio_qos_ticket *t)
 {
 	if (t->slot != NULL) {
 		rtio_qos_wait_done(t->slot, t->gen);
+		vfs_rtio_qos_held_now--;
 		t->slot = NULL;
 	}
 }

@@ -241,7 +241,7 @@ it_build_helpers() {
 	local p cflags libs
 	cflags=$(pkg-config --cflags smbclient) || it_die "pkg-config smbclient failed (libsmbclient-dev)"
 	libs=$(pkg-config --libs smbclient)
-	for p in itest_randio itest_coherence itest_hold itest_grow itest_smallgrow; do
+	for p in itest_randio itest_coherence itest_hold itest_grow itest_smallgrow itest_copy; do
 		# shellcheck disable=SC2086
 		gcc -O2 -g -Wall -Wextra -Werror $cflags -o "$IT_T/bin/$p" \
 			"$IT_HERE/$p.c" "$IT_HERE/itest_smb.c" $libs ||

@@ -90,5 +90,7 @@ run qos-limit-reload-kill t_qos_limit
 run qos-file-rule t_qos_file_rule
 run qos-reserve-emudisk t_qos_reserve
 run qos-write-limit t_qos_write_limit
+run qos-credit-ceiling-flood t_qos_credits_flood
+run qos-copy-charged t_qos_copy_charged
 
 it_finish

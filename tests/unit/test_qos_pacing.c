@@ -424,6 +424,56 @@ static void test_qos_pacing_threads(void **state)
 	free(hdr);
 }
 
+/*
+ * The credit ceiling that goes with a flow's rates: a second of I/O at the
+ * byte rate in 64 KiB credits, a power of two; none while a direction is
+ * unbounded; published with the rates and changed with them.
+ */
+static void test_qos_pacing_credit_ceiling(void **state)
+{
+	const uint64_t MiB = 1048576;
+	struct rtio_qos_header *hdr;
+	struct rtio_qos_flow *f;
+	struct rtio_qos_rates r;
+
+	(void)state;
+	/* 24 MiB/s: 384 credits, rounded up to 512 */
+	r = (struct rtio_qos_rates){ .rate_Bps = 24 * MiB };
+	assert_int_equal(rtio_qos_credit_ceiling(&r), 512);
+	/* exactly 8 MiB/s is 128 credits, already a power of two */
+	r = (struct rtio_qos_rates){ .rate_Bps = 8 * MiB };
+	assert_int_equal(rtio_qos_credit_ceiling(&r), 128);
+	/* 1 B/s still leaves one credit */
+	r = (struct rtio_qos_rates){ .rate_Bps = 1 };
+	assert_int_equal(rtio_qos_credit_ceiling(&r), 1);
+	/* only reads bounded: writes may go at any rate, so no ceiling */
+	r = (struct rtio_qos_rates){ .rate_read_Bps = 8 * MiB };
+	assert_int_equal(rtio_qos_credit_ceiling(&r), 0);
+	/* both bounded: the faster direction decides */
+	r = (struct rtio_qos_rates){ .rate_read_Bps = 8 * MiB, .rate_write_Bps = 60 * MiB };
+	assert_int_equal(rtio_qos_credit_ceiling(&r), 1024);
+	/* a total and a tighter read limit: reads at 4, writes at the total 16 */
+	r = (struct rtio_qos_rates){ .rate_Bps = 16 * MiB, .rate_read_Bps = 4 * MiB };
+	assert_int_equal(rtio_qos_credit_ceiling(&r), 256);
+	/* an IOPS limit alone bounds no bytes */
+	r = (struct rtio_qos_rates){ .rate_iops = 100 };
+	assert_int_equal(rtio_qos_credit_ceiling(&r), 0);
+	/* beyond 16 bits: the largest count there is */
+	r = (struct rtio_qos_rates){ .rate_Bps = 100000 * MiB };
+	assert_int_equal(rtio_qos_credit_ceiling(&r), 65535);
+
+	/* the slot carries it from assign and publish on */
+	f = flow_new(&hdr, 24 * MiB, 0);
+	assert_int_equal(rtio_qos_credits(f), 512);
+	r = (struct rtio_qos_rates){ .rate_Bps = 2 * MiB };
+	rtio_qos_publish(f, &r, 5 * NS);
+	assert_int_equal(rtio_qos_credits(f), 32);
+	r = (struct rtio_qos_rates){ 0 };
+	rtio_qos_publish(f, &r, 6 * NS);
+	assert_int_equal(rtio_qos_credits(f), 0);
+	free(hdr);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -437,6 +487,7 @@ int main(void)
 		cmocka_unit_test(test_qos_pacing_directions_and_iops),
 		cmocka_unit_test(test_qos_pacing_many_processes),
 		cmocka_unit_test(test_qos_pacing_threads),
+		cmocka_unit_test(test_qos_pacing_credit_ceiling),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1342,8 +1342,9 @@ static void test_listener_monitor_beyond_max_sessions(void **state)
 /*
  * SESSION_STATS and INFO, as aiodctl sessions and stats --json ask them: a
  * client that read 2 blocks of a stream file is listed with its bytes and
- * its open, the listing ends with -ENOENT (not an error), and INFO names
- * the version and the stream class.
+ * its open and the SMB2 credit state it reported (CREDITS), the listing
+ * ends with -ENOENT (not an error), and INFO names the version and the
+ * stream class.
  */
 struct listing_run {
 	struct client_run w;
@@ -1368,6 +1369,14 @@ static void *listing_main(void *arg)
 	if (ret == 0) {
 		n = rtio_client_pread(c, rf.file_id, buf, 2 * BS, 0);
 		ret = n == 2 * BS ? 0 : (n < 0 ? (int)n : -EIO);
+	}
+	if (ret == 0) {
+		/* the module's credit report; the read after it is answered after it was applied */
+		ret = rtio_client_report_credits(c, 900, 1024, 8192, 1024, 5);
+	}
+	if (ret == 0) {
+		n = rtio_client_pread(c, rf.file_id, buf, BS, 0);
+		ret = n == BS ? 0 : (n < 0 ? (int)n : -EIO);
 	}
 	if (ret == 0) {
 		ret = rtio_client_monitor_connect(mem, l->w.f->sock, 5000, &mon);
@@ -1398,6 +1407,10 @@ static void test_monitor_lists_sessions_and_info(void **state)
 	assert_int_equal(l.s.opens, 1);
 	assert_int_equal(l.s.streams, 1);
 	assert_true(l.s.lead_ms != RTIO_LEAD_NONE);
+	assert_int_equal(l.s.credits_granted, 900);
+	assert_int_equal(l.s.credits_max, 1024);
+	assert_int_equal(l.s.credits_orig, 8192);
+	assert_int_equal(l.s.qos_held, 5);
 	assert_int_equal(l.second, -ENOENT);	/* the monitor itself is no session */
 	assert_int_equal(f->ctx->st.errors, errors);	/* the end of a listing is no error */
 	assert_int_equal(l.info, 0);
