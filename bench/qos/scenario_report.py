@@ -16,7 +16,7 @@ import argparse
 import glob
 import json
 import os
-import platform
+import re
 import statistics
 import subprocess
 
@@ -77,6 +77,7 @@ def analyse(run_dir, a):
     rate = {p: [b / MIB for b in win[p]] for p in WHO}
     rate["total"] = [sum(rate[p][k] for p in WHO) for k in range(d)]
     out = {"run": meta["run"], "config": meta["config"], "load1": meta["load1"],
+           "t0_unix_s": meta["t0_unix_s"],
            "editor_at_s": meta["editor_at_s"], "reload_at_s": meta["reload_at_s"],
            "reload_done_s": meta["reload_done_s"], "rates_MiBps": rate}
 
@@ -177,7 +178,14 @@ def aiod_derived(runs_dir):
     logs = sorted(glob.glob(os.path.join(runs_dir, "*-rtio", "aiod.log")))
     if not logs:
         return []
-    return [l.strip() for l in open(logs[0]) if "capacity" in l or "io_size" in l][:6]
+    out = []
+    for line in open(logs[0]):
+        m = re.search(r"aiod\[\w+\] (settings: .*|admission: device capacity .*)", line)
+        if m:
+            what = re.sub(r" \((?:profile|from) [^)]*\)", "", m.group(1))
+            if what not in out:
+                out.append(what)
+    return out
 
 
 def plot(s, configs, a, path):
@@ -333,12 +341,13 @@ def main():
     ap.add_argument("--farm-conns", type=int, default=3)
     a = ap.parse_args()
 
-    dirs = sorted(glob.glob(os.path.join(a.runs_dir, "*-*")), key=lambda p: os.path.getmtime(p))
-    runs = [analyse(p, a) for p in dirs if os.path.exists(os.path.join(p, "run.json"))]
+    dirs = glob.glob(os.path.join(a.runs_dir, "*-*"))
+    runs = sorted((analyse(p, a) for p in dirs if os.path.exists(os.path.join(p, "run.json"))),
+                  key=lambda r: r["t0_unix_s"])
     configs = list(dict.fromkeys(r["config"] for r in sorted(runs, key=lambda r: r["config"] != "plain")))
     doc = {"command": a.command, "commit": a.commit,
-           "date": subprocess.run(["date", "-u", "+%Y-%m-%d %H:%M UTC"], capture_output=True,
-                                  text=True).stdout.strip(),
+           "date": subprocess.run(["date", "-u", "-d", "@%d" % runs[0]["t0_unix_s"], "+%Y-%m-%d %H:%M UTC"],
+                                  capture_output=True, text=True).stdout.strip(),
            "machine": machine(a), "duration_s": a.duration,
            "scenario": {"bay_reserve": a.bay_reserve, "ingest_wants_bps": a.ingest_wants,
                         "ingest_limit": a.ingest_limit, "ingest_limit_after_reload": a.ingest_limit2,
