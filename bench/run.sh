@@ -13,7 +13,9 @@
 #         bench/mixed/smbrandom.sh (random 4 KiB / 1 MiB reads over SMB)
 #   smb  bench/smb/run.sh   smbclient get/put: plain vs io_uring vs rtio shares
 #   zerocopy bench/zerocopy/run.sh  MSG_ZEROCOPY vs send() over loopback and veth (issue 15)
-#   qos  bench/qos/run.sh   what QoS pacing costs, how exactly a limit holds (issue 13)
+#   qos  bench/qos/run.sh   what QoS pacing costs, how exactly a limit holds (issue 13),
+#        then bench/qos/scenario.sh (a reserved bay, a limited ingest station and
+#        best-effort readers on the emulated disk, plain vs rtio, rate over time)
 #   rt   bench/rt/run.sh    paced video streams on an emulated disk (issues 5, 11)
 #
 # Copyright (C) 2026 rtio developers
@@ -34,7 +36,8 @@ for b in ${BENCH:-fio mixed smb zerocopy qos rt}; do
 		"$here/mixed/smbrandom.sh" || status=1 ;;
 	smb) "$here/smb/run.sh" || status=1 ;;
 	zerocopy) "$here/zerocopy/run.sh" || status=1 ;;
-	qos) "$here/qos/run.sh" || status=1 ;;
+	qos) "$here/qos/run.sh" || status=1
+		"$here/qos/scenario.sh" || status=1 ;;
 	rt) read -r -a rt_args <<< "${RT_ARGS:-}"	# options for rt/run.sh, split on spaces
 		"$here/rt/run.sh" "${rt_args[@]}" || status=1 ;;
 	*) echo "bench: unknown benchmark '$b' (fio, mixed, smb, zerocopy, qos, rt)" >&2; status=2 ;;

@@ -30,7 +30,7 @@ int greedy_run(struct smb_source *src, const struct stream_opts *o,
 	buf = malloc(o->chunk);
 	if (buf == NULL)
 		return r->error = -ENOMEM;
-	t0 = mono_now_ns();
+	t0 = stream_result_start(r);
 	end_ns = t0 + (int64_t)(o->duration_s * 1e9);
 
 	while (!*stop && mono_now_ns() < end_ns) {
@@ -45,6 +45,10 @@ int greedy_run(struct smb_source *src, const struct stream_opts *o,
 		r->chunks++;
 		r->bytes += o->chunk;
 		r->elapsed_ns = arrived - t0;
+		if (timeline_add(&r->timeline, arrived - t0, o->chunk) != 0) {
+			rc = -ENOMEM;
+			break;
+		}
 		if (samples_add(&r->read_ms, (double)(arrived - started) / 1e6) != 0) {
 			rc = -ENOMEM;
 			break;

@@ -37,7 +37,7 @@ int paced_run(struct smb_source *src, const struct stream_opts *o,
 		return r->error = -ENOMEM;
 	if (o->write)
 		fill_pattern(buf, o->chunk);
-	t0 = mono_now_ns();
+	t0 = stream_result_start(r);
 	pacing_init(&p, t0, o->bitrate_bps, o->chunk, o->prebuffer);
 	end_ns = t0 + (int64_t)(o->duration_s * 1e9);
 
@@ -69,6 +69,10 @@ int paced_run(struct smb_source *src, const struct stream_opts *o,
 		r->chunks++;
 		r->bytes += o->chunk;
 		r->elapsed_ns = arrived - t0;
+		if (timeline_add(&r->timeline, arrived - t0, o->chunk) != 0) {
+			rc = -ENOMEM;
+			break;
+		}
 		late = pacing_lateness_ns(&p, k, arrived);
 		if (late > 0) {
 			double due_s = (double)(pacing_due_at(&p, k) - t0) / 1e9;

@@ -1,9 +1,11 @@
+#include "pacing.h"
 #include "stream_run.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <time.h>
 #include <unistd.h>
 
 static void json_string(FILE *f, const char *s)
@@ -74,6 +76,13 @@ int stream_report_json(const struct stream_opts *o, struct stream_result *r,
 		fputs(",\"close_ms\":", f);
 		json_number(f, r->close_ms);
 	}
+	if (r->timeline.bin_ns > 0) {
+		fprintf(f, ",\"timeline\":{\"t0_unix_s\":%.6f,\"bin_ms\":%u,\"bytes\":[",
+			r->t0_unix_s, o->timeline_ms);
+		for (size_t i = 0; i < r->timeline.n; i++)
+			fprintf(f, "%s%" PRIu64, i ? "," : "", r->timeline.bytes[i]);
+		fputs("]}", f);
+	}
 	fprintf(f, ",\"interrupted\":%s,\"error\":", r->interrupted ? "true" : "false");
 	if (error_text != NULL)
 		json_string(f, error_text);
@@ -85,8 +94,18 @@ int stream_report_json(const struct stream_opts *o, struct stream_result *r,
 	return 0;
 }
 
+int64_t stream_result_start(struct stream_result *r)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	r->t0_unix_s = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return mono_now_ns();
+}
+
 void stream_result_free(struct stream_result *r)
 {
+	timeline_free(&r->timeline);
 	samples_free(&r->lateness_ms);
 	samples_free(&r->read_ms);
 }

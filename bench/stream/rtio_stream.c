@@ -13,6 +13,7 @@
 #include "smb_source.h"
 #include "stream_opts.h"
 #include "stream_run.h"
+#include "timeline.h"
 
 static volatile sig_atomic_t stop_requested;
 
@@ -66,6 +67,7 @@ int main(int argc, char **argv)
 
 	memset(&result, 0, sizeof(result));
 	result.first_late_s = result.last_late_s = -1;
+	timeline_init(&result.timeline, opts.timeline_ms);
 	if (opts.greedy)
 		rc = greedy_run(src, &opts, &result, &stop_requested);
 	else

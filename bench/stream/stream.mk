@@ -16,7 +16,7 @@ $(BUILD)/rtio-stream: $(STREAM_SRCS) $(STREAM_HDRS)
 # Pure parts (options, pacing, percentiles) without libsmbclient (cmocka):
 # $(BUILD)/rtio-stream-test [GLOB of test names]
 STREAM_TEST_SRCS := bench/stream/tests/test_stream.c bench/stream/stream_opts.c \
-	bench/stream/pacing.c bench/stream/samples.c common/rtio_size.c
+	bench/stream/pacing.c bench/stream/samples.c bench/stream/timeline.c common/rtio_size.c
 
 $(BUILD)/rtio-stream-test: $(STREAM_TEST_SRCS) $(STREAM_HDRS)
 	@mkdir -p $(dir $@)

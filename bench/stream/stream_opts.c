@@ -17,6 +17,7 @@ static void usage(FILE *f)
 		"usage: " PROG " --url smb://HOST[:PORT]/SHARE/FILE --user [DOM\\]USER%%PASS\n"
 		"                   [--bitrate 100M] [--chunk 1M] [--prebuffer 2]\n"
 		"                   [--duration 10] [--offset 0] [--greedy [--random] | --write] [--debug N]\n"
+		"                   [--timeline MS]\n"
 		"\n"
 		"Paced (default): chunk k is requested at t0 + k*period and due at\n"
 		"t0 + (k + prebuffer)*period, period = chunk*8/bitrate; one read in\n"
@@ -34,7 +35,9 @@ static void usage(FILE *f)
 		"  --bitrate  bit/s, decimal suffixes K M G (100M = 100,000,000)\n"
 		"  --chunk    bytes, binary suffixes K M G T (1M = 1,048,576)\n"
 		"  --offset   bytes into the file to start at (binary suffixes)\n"
-		"  --duration seconds (fractions allowed) during which chunks are requested\n");
+		"  --duration seconds (fractions allowed) during which chunks are requested\n"
+		"  --timeline bytes completed per MS milliseconds since t0 in the report\n"
+		"             (\"timeline\": t0 on the wall clock and one count per interval)\n");
 }
 
 int stream_parse_bitrate(const char *s, double *bps)
@@ -98,7 +101,7 @@ static int parse_user(struct stream_opts *o, const char *s)
 }
 
 enum { OPT_URL = 256, OPT_USER, OPT_BITRATE, OPT_CHUNK, OPT_PREBUFFER,
-       OPT_DURATION, OPT_OFFSET, OPT_GREEDY, OPT_RANDOM, OPT_WRITE, OPT_DEBUG, OPT_HELP };
+       OPT_DURATION, OPT_OFFSET, OPT_GREEDY, OPT_RANDOM, OPT_WRITE, OPT_DEBUG, OPT_TIMELINE, OPT_HELP };
 
 int stream_opts_parse(struct stream_opts *o, int argc, char **argv)
 {
@@ -114,6 +117,7 @@ int stream_opts_parse(struct stream_opts *o, int argc, char **argv)
 		{ "random", no_argument, NULL, OPT_RANDOM },
 		{ "write", no_argument, NULL, OPT_WRITE },
 		{ "debug", required_argument, NULL, OPT_DEBUG },
+		{ "timeline", required_argument, NULL, OPT_TIMELINE },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -193,6 +197,15 @@ int stream_opts_parse(struct stream_opts *o, int argc, char **argv)
 				return -1;
 			}
 			o->debug = (int)l;
+			break;
+		case OPT_TIMELINE:
+			errno = 0;
+			l = strtol(optarg, &end, 10);
+			if (errno != 0 || *end != '\0' || end == optarg || l < 1 || l > 3600000) {
+				fprintf(stderr, PROG ": --timeline '%s': expected milliseconds 1..3600000\n", optarg);
+				return -1;
+			}
+			o->timeline_ms = (unsigned)l;
 			break;
 		case OPT_HELP:
 			usage(stdout);

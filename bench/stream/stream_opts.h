@@ -19,6 +19,7 @@ struct stream_opts {
 	bool random;              /* --random: greedy reads at random chunk-aligned offsets */
 	bool write;               /* --write: a paced recorder of a new file */
 	int debug;                /* libsmbclient debug level, to stderr */
+	unsigned timeline_ms;     /* --timeline: bytes per interval in the report, 0 = none */
 };
 
 #define STREAM_DEFAULT_CHUNK (1u << 20)

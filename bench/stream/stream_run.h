@@ -8,6 +8,7 @@
 
 #include "samples.h"
 #include "smb_source.h"
+#include "timeline.h"
 #include "stream_opts.h"
 
 /*
@@ -27,6 +28,8 @@ struct stream_result {
 	struct samples lateness_ms; /* paced only: arrival - due, negative = early */
 	struct samples read_ms;   /* issue to arrival of each read (recording: each write) */
 	double close_ms;          /* recording: how long the final close took */
+	struct timeline timeline;  /* --timeline: bytes per interval since t0 */
+	double t0_unix_s;          /* t0 on the wall clock (CLOCK_REALTIME) */
 	bool interrupted;         /* SIGINT/SIGTERM ended the run early */
 	int error;                /* negative errno of the read that failed, or 0 */
 };
@@ -37,6 +40,9 @@ int paced_run(struct smb_source *src, const struct stream_opts *o,
 	      struct stream_result *r, volatile sig_atomic_t *stop);
 int greedy_run(struct smb_source *src, const struct stream_opts *o,
 	       struct stream_result *r, volatile sig_atomic_t *stop);
+
+/* t0 of a run: CLOCK_MONOTONIC now, also kept on the wall clock in r->t0_unix_s. */
+int64_t stream_result_start(struct stream_result *r);
 
 void stream_result_free(struct stream_result *r);
 

@@ -15,6 +15,7 @@
 #include "../pacing.h"
 #include "../samples.h"
 #include "../stream_opts.h"
+#include "../timeline.h"
 
 static int parse(struct stream_opts *o, const char **args, int n)
 {
@@ -188,6 +189,43 @@ static void test_samples_quantiles(void **state)
 	samples_free(&s);
 }
 
+/* --timeline MS: parsed, bounded; off by default */
+static void test_stream_opts_timeline(void **state)
+{
+	const char *on[] = { "x", "--url", "smb://h/s/f", "--user", "u%p", "--timeline", "100" };
+	const char *zero[] = { "x", "--url", "smb://h/s/f", "--user", "u%p", "--timeline", "0" };
+	const char *junk[] = { "x", "--url", "smb://h/s/f", "--user", "u%p", "--timeline", "1s" };
+	struct stream_opts o;
+
+	(void)state;
+	assert_true(parse(&o, on, 5) == 0 && o.timeline_ms == 0);
+	assert_true(parse(&o, on, 7) == 0 && o.timeline_ms == 100);
+	assert_true(parse(&o, zero, 7) == -1);
+	assert_true(parse(&o, junk, 7) == -1);
+}
+
+/* Bytes land in the bin of their completion time; bins in between stay 0; off adds nothing. */
+static void test_timeline_bins(void **state)
+{
+	struct timeline t, off;
+
+	(void)state;
+	timeline_init(&t, 100);
+	assert_true(timeline_add(&t, 0, 5) == 0);
+	assert_true(timeline_add(&t, 99999999, 7) == 0);
+	assert_true(timeline_add(&t, 100000000, 11) == 0);
+	assert_true(timeline_add(&t, 5LL * 1000000000, 13) == 0);	/* bin 50 */
+	assert_true(timeline_add(&t, 40LL * 1000000000, 17) == 0);	/* bin 400: grows the array */
+	assert_true(t.n == 401);
+	assert_true(t.bytes[0] == 12 && t.bytes[1] == 11 && t.bytes[2] == 0);
+	assert_true(t.bytes[50] == 13 && t.bytes[399] == 0 && t.bytes[400] == 17);
+	timeline_free(&t);
+	assert_true(t.bytes == NULL && t.n == 0);
+
+	timeline_init(&off, 0);
+	assert_true(timeline_add(&off, 1000, 1) == 0 && off.n == 0 && off.bytes == NULL);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -201,6 +239,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_pacing_timeline),
 		cmocka_unit_test(test_pacing_miss_rule),
 		cmocka_unit_test(test_samples_quantiles),
+		cmocka_unit_test(test_stream_opts_timeline),
+		cmocka_unit_test(test_timeline_bins),
 	};
 
 	if (argc > 1) {
