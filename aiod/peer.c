@@ -33,6 +33,14 @@ struct aiod_known {
 	} f[AIOD_KNOWN_FILES];
 };
 
+void aiod_peer_set_qos_reserved(struct aiod_peer *p, bool reserved)
+{
+	p->qos_reserved = reserved;
+	for (struct aiod_open *o = p->opens.head; o != NULL; o = o->next) {
+		o->qos_reserved = reserved;
+	}
+}
+
 void aiod_peer_pin(struct aiod_peer *p, uint32_t n)
 {
 	p->pinned += n;

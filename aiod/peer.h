@@ -35,7 +35,16 @@ struct aiod_peer {
 	uint64_t bytes_read;		/* returned to it */
 	uint64_t bytes_written;		/* written through aiod or reported by WROTE */
 	struct rtio_credits_req credits;	/* its last CREDITS report, zero if none */
+	bool qos_reserved;		/* its last QoS bind found a flow with a reserve */
 };
+
+/*
+ * A QoS bind of this client found a flow with (or without) a reservation:
+ * its opens' reads are due sooner than best effort's (stream.c) from now on.
+ * The last bind decides: a client on one share (one flow), the usual case, is
+ * marked exactly.
+ */
+void aiod_peer_set_qos_reserved(struct aiod_peer *p, bool reserved);
 
 /* CONNECT: the peer of s (a talloc child of s); NULL on ENOMEM. */
 struct aiod_peer *aiod_peer_create(struct aiod_session *s);

@@ -294,6 +294,16 @@ int aiod_qos_bind(struct aiod_ctx *ctx, const struct rtio_qos_bind_req *req,
 	return 0;
 }
 
+uint64_t aiod_qos_slot_reserve(const struct aiod_ctx *ctx, uint32_t slot)
+{
+	const struct aiod_qos *q = ctx->qos;
+
+	if (q == NULL || slot >= AIOD_QOS_SLOTS || !q->flows[slot].in_use) {
+		return 0;
+	}
+	return q->flows[slot].st.reserve_Bps;
+}
+
 /* ---- the tick ---- */
 
 static uint64_t qos_hist_rate(const struct qos_flow *f, unsigned ticks)

@@ -38,6 +38,12 @@ int aiod_qos_fd(const struct aiod_ctx *ctx);
 int aiod_qos_bind(struct aiod_ctx *ctx, const struct rtio_qos_bind_req *req,
 		  struct rtio_qos_bind_rep *rep);
 
+/*
+ * The reservation of the flow in slot (a bind's rep->slot), bytes/s; 0 for a
+ * best-effort flow, a rule without one, or a slot not in use.
+ */
+uint64_t aiod_qos_slot_reserve(const struct aiod_ctx *ctx, uint32_t slot);
+
 /* QOS_LIST: the index-th flow in use; -ENOENT past the last. */
 int aiod_qos_list(struct aiod_ctx *ctx, uint32_t index, struct rtio_qos_list_rep *rep);
 

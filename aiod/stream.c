@@ -200,7 +200,14 @@ uint64_t aiod_stream_deadline(struct aiod_ctx *ctx, struct aiod_open *o, uint64_
 	uint64_t due, round;
 
 	if (rate == 0) {
-		return now + (uint64_t)ctx->cfg->be_deadline_ms * 1000000ull;
+		/*
+		 * A client whose QoS flow has a reservation is paced to its rate
+		 * by the module; at the device its reads must not queue behind
+		 * best effort's read-ahead, or the reservation stalls for a whole
+		 * best-effort deadline while greedy readers' blocks go first.
+		 */
+		return now + (uint64_t)ctx->cfg->be_deadline_ms * 1000000ull /
+			     (o->qos_reserved ? AIOD_QOS_RESERVED_SOONER : 1);
 	}
 	/*
 	 * The client reads about prebuffer ahead of playback, and playback is at

@@ -100,6 +100,26 @@ static void test_qos_rule_principals_share_a_flow(void **state)
 	talloc_free(ctx);
 }
 
+/* aiod_qos_slot_reserve(): what a bind's slot reserves (control.c marks the client's opens by it). */
+static void test_qos_slot_reserve(void **state)
+{
+	static const char *const kv[] = { "qos.bay", "match_user", "bay", "qos.bay", "reserve", "30M",
+					  "qos.ingest", "match_user", "ingest",
+					  "qos.ingest", "limit", "24M", NULL };
+	struct aiod_ctx *ctx = qos_ctx(kv);
+	struct rtio_qos_bind_rep a, b, c;
+
+	(void)state;
+	qbind(ctx, "bay", "10.0.0.1", &a);
+	qbind(ctx, "ingest", "10.0.0.2", &b);
+	qbind(ctx, "bob", "10.0.0.3", &c);
+	assert_int_equal(aiod_qos_slot_reserve(ctx, a.slot), 30u << 20);
+	assert_int_equal(aiod_qos_slot_reserve(ctx, b.slot), 0);
+	assert_int_equal(aiod_qos_slot_reserve(ctx, c.slot), 0);
+	assert_int_equal(aiod_qos_slot_reserve(ctx, RTIO_QOS_NO_FLOW), 0);
+	talloc_free(ctx);
+}
+
 static void test_qos_reload_rebinds(void **state)
 {
 	static const char *const kv[] = { "qos.ingest", "match_user", "ingest",
@@ -155,6 +175,7 @@ int main(void)
 		cmocka_unit_test(test_qos_no_policy_no_flow),
 		cmocka_unit_test(test_qos_rule_principals_share_a_flow),
 		cmocka_unit_test(test_qos_reload_rebinds),
+		cmocka_unit_test(test_qos_slot_reserve),
 		cmocka_unit_test(test_qos_overcommitted_reservations_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -159,6 +159,12 @@ static void test_stream_deadlines_follow_playback(void **state)
 	now = aiod_now_ns();
 	d1 = aiod_stream_deadline(&f->ctx, &f->open, 0);
 	assert_true(d1 >= now + 499000000ull && d1 <= now + 550000000ull);
+	/* A client of a reserved QoS flow: due a quarter of that, ahead of best effort. */
+	f->open.qos_reserved = true;
+	now = aiod_now_ns();
+	d1 = aiod_stream_deadline(&f->ctx, &f->open, 0);
+	assert_true(d1 >= now + 124000000ull && d1 <= now + 175000000ull);
+	f->open.qos_reserved = false;
 }
 
 static void test_admission_refuses_overcommit(void **state)
