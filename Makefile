@@ -158,7 +158,7 @@ install-module: $(BUILD)/rtio.so
 # ---- unit tests: each built twice, plainly and with ASan + UBSan ----
 
 UNIT_TESTS := test_proto test_size test_queue test_cache test_shm_dir test_edf test_config test_stream test_session replay_session \
-	test_dataplane test_passthrough test_readahead test_tuning test_record test_defer test_notify \
+	test_dataplane test_passthrough test_readahead test_tuning test_record test_defer test_sqos test_notify \
 	test_qos_pacing test_qos_rates test_qos_policy test_qos_flows test_aiodctl test_doctor
 test_proto_SRC  := common/rtio_proto.c common/rtio_shm.c
 test_size_SRC   := common/rtio_size.c
@@ -199,6 +199,9 @@ test_doctor_LIBS := $(PKG_LIBS_TALLOC)
 # the module's one pure decision, without Samba: which files are registered when
 test_defer_SRC  := vfs_rtio/vfs_rtio_defer.c
 test_defer_CFLAGS := -Ivfs_rtio
+# MS-SQOS on the wire and its option handling, without Samba
+test_sqos_SRC   := vfs_rtio/vfs_rtio_sqos_wire.c
+test_sqos_CFLAGS := -Ivfs_rtio
 # the whole daemon but main.c and calibrate.c: an aiod context inside a test
 AIOD_INPROC_SRC := $(filter-out aiod/main.c aiod/calibrate.c,$(wildcard aiod/*.c)) \
 	common/rtio_proto.c common/rtio_shm.c common/rtio_qos.c common/rtio_sock.c common/rtio_queue.c common/rtio_size.c

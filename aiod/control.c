@@ -1,7 +1,8 @@
 /*
  * Control requests from a session's socket: OPEN (with the client's
- * descriptor), CLOSE, FTRUNCATE, UNLINK, DISCONNECT, and the monitoring
- * ones: STATS, FILE_STATS here, SESSION_STATS and INFO filled by monitor.c.
+ * descriptor), CLOSE, FTRUNCATE, UNLINK, DISCONNECT, QoS (QOS_BIND,
+ * QOS_POLICY: qos.c), and the monitoring ones: STATS, FILE_STATS here,
+ * SESSION_STATS and INFO filled by monitor.c.
  *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -218,7 +219,8 @@ void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const uni
 	case RTIO_OP_INFO:
 		aiod_monitor_info(ctx, m->index_req.index, &rep.info_rep);
 		break;
-	case RTIO_OP_QOS_BIND: {
+	case RTIO_OP_QOS_BIND:
+	case RTIO_OP_QOS_POLICY: {
 		struct rtio_qos_bind_req who = m->qos_bind_req;
 
 		/* the client's strings, our terminators */
@@ -227,6 +229,10 @@ void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const uni
 		who.guid[sizeof(who.guid) - 1] = '\0';
 		who.share[sizeof(who.share) - 1] = '\0';
 		who.file[sizeof(who.file) - 1] = '\0';
+		if (m->hdr.opcode == RTIO_OP_QOS_POLICY) {
+			ret = aiod_qos_lookup(ctx, &who, &rep.qos_policy_rep);
+			break;
+		}
 		ret = aiod_qos_bind(ctx, &who, &rep.qos_bind_rep);
 		if (ret == 0 && who.file[0] == '\0' && p != NULL) {
 			aiod_peer_set_qos_reserved(p, aiod_qos_slot_reserve(ctx,

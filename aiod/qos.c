@@ -170,6 +170,15 @@ static void qos_principal(const struct rtio_qos_bind_req *req, struct aiod_qos_p
 	who->have_guid = aiod_qos_parse_guid(req->guid, who->guid) == 0;
 }
 
+/* The rule req's principal (and file, if named) falls under, -1 for none. */
+static int qos_match(const struct aiod_qos_policy *p, const struct rtio_qos_bind_req *req,
+		     struct aiod_qos_principal *who)
+{
+	qos_principal(req, who);
+	return aiod_qos_policy_match(p, who, req->file[0] != '\0' ? req->file : NULL, qos_in_group,
+				     NULL);
+}
+
 /* A rule's configured rates: what the flow gets while the device has room. */
 static void qos_rule_state(const struct aiod_qos_rule *r, struct aiod_qos_flow_state *st)
 {
@@ -267,9 +276,7 @@ int aiod_qos_bind(struct aiod_ctx *ctx, const struct rtio_qos_bind_req *req,
 	if (q == NULL || p == NULL || p->n_rules == 0) {
 		return 0;
 	}
-	qos_principal(req, &who);
-	rule = aiod_qos_policy_match(p, &who, req->file[0] != '\0' ? req->file : NULL,
-				     qos_in_group, NULL);
+	rule = qos_match(p, req, &who);
 	if (req->file[0] == '\0' &&
 	    aiod_qos_policy_file_rules(p, &who, qos_in_group, NULL, idx, 1) > 0) {
 		rep->flags |= RTIO_QOS_FILE_RULES;
@@ -302,6 +309,26 @@ uint64_t aiod_qos_slot_reserve(const struct aiod_ctx *ctx, uint32_t slot)
 		return 0;
 	}
 	return q->flows[slot].st.reserve_Bps;
+}
+
+int aiod_qos_lookup(struct aiod_ctx *ctx, const struct rtio_qos_bind_req *req,
+		    struct rtio_qos_policy_rep *rep)
+{
+	const struct aiod_qos_policy *p = ctx->cfg->qos;
+	struct aiod_qos_principal who;
+	struct aiod_qos_flow_state st;
+	int rule = p != NULL && p->n_rules > 0 ? qos_match(p, req, &who) : -1;
+
+	qos_rule_state(rule >= 0 ? &p->rules[rule] : NULL, &st);
+	rep->weight = st.weight;
+	rep->limit_Bps = st.limit_Bps;
+	rep->limit_read_Bps = st.limit_read_Bps;
+	rep->limit_write_Bps = st.limit_write_Bps;
+	rep->limit_iops = st.limit_iops;
+	rep->reserve_Bps = st.reserve_Bps;
+	rep->burst_bytes = st.burst_bytes;
+	snprintf(rep->rule, sizeof(rep->rule), "%s", rule >= 0 ? p->rules[rule].name : "");
+	return 0;
 }
 
 /* ---- the tick ---- */

@@ -44,6 +44,13 @@ int aiod_qos_bind(struct aiod_ctx *ctx, const struct rtio_qos_bind_req *req,
  */
 uint64_t aiod_qos_slot_reserve(const struct aiod_ctx *ctx, uint32_t slot);
 
+/*
+ * QOS_POLICY: the rule the principal (and file) falls under and its
+ * configured values, as QOS_BIND would match it now; binds nothing.
+ */
+int aiod_qos_lookup(struct aiod_ctx *ctx, const struct rtio_qos_bind_req *req,
+		    struct rtio_qos_policy_rep *rep);
+
 /* QOS_LIST: the index-th flow in use; -ENOENT past the last. */
 int aiod_qos_list(struct aiod_ctx *ctx, uint32_t index, struct rtio_qos_list_rep *rep);
 

@@ -97,6 +97,13 @@ int rtio_client_qos_fd(const struct rtio_client *c);
  */
 int rtio_client_qos_bind(struct rtio_client *c, const struct rtio_qos_bind_req *who,
 			 struct rtio_qos_bind_rep *out);
+/*
+ * QOS_POLICY: the rule the principal who (and its file, if named) falls
+ * under and that rule's configured values; -EOPNOTSUPP, without asking,
+ * when aiod did not grant RTIO_FEAT_QOS_POLICY (an older aiod).
+ */
+int rtio_client_qos_policy(struct rtio_client *c, const struct rtio_qos_bind_req *who,
+			   struct rtio_qos_policy_rep *out);
 /* QOS_LIST: the index-th flow in use; -ENOENT past the last. */
 int rtio_client_qos_list(struct rtio_client *c, uint32_t index, struct rtio_qos_list_rep *out);
 

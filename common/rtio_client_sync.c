@@ -157,6 +157,26 @@ int rtio_client_qos_bind(struct rtio_client *c, const struct rtio_qos_bind_req *
 	return 0;
 }
 
+int rtio_client_qos_policy(struct rtio_client *c, const struct rtio_qos_bind_req *who,
+			   struct rtio_qos_policy_rep *out)
+{
+	union rtio_msg req = { .qos_policy_req = *who };
+	union rtio_msg rep;
+	int ret;
+
+	/* an aiod that does not know the opcode would drop the whole session */
+	if (!(c->features & RTIO_FEAT_QOS_POLICY)) {
+		return -EOPNOTSUPP;
+	}
+	ret = control_call(c, RTIO_OP_QOS_POLICY, &req, sizeof(req.qos_policy_req), NULL, 0, &rep);
+	if (ret < 0) {
+		return ret;
+	}
+	*out = rep.qos_policy_rep;
+	out->rule[sizeof(out->rule) - 1] = '\0';
+	return 0;
+}
+
 int rtio_client_qos_list(struct rtio_client *c, uint32_t index, struct rtio_qos_list_rep *out)
 {
 	union rtio_msg req = { .qos_list_req = { .index = index } };

@@ -45,6 +45,8 @@ static const struct rtio_op_desc rtio_ops[RTIO_OP_MAX] = {
 	[RTIO_OP_HIT]        = { "HIT", sizeof(struct rtio_io_req), 0 },
 	[RTIO_OP_WATCH_FD]   = { "WATCH_FD", sizeof(struct rtio_hdr), sizeof(struct rtio_simple_rep) },
 	[RTIO_OP_CREDITS]    = { "CREDITS", sizeof(struct rtio_credits_req), 0 },
+	[RTIO_OP_QOS_POLICY] = { "QOS_POLICY", sizeof(struct rtio_qos_bind_req),
+				 sizeof(struct rtio_qos_policy_rep) },
 };
 
 const char *rtio_op_name(unsigned opcode)

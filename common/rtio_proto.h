@@ -61,6 +61,7 @@ enum rtio_op {
 	RTIO_OP_HIT        = 20,	/* queue: the client copied a read from the cache itself (no reply) */
 	RTIO_OP_WATCH_FD   = 21,	/* aiod's inotify descriptor, to poll only (RTIO_FEAT_HIT) */
 	RTIO_OP_CREDITS    = 22,	/* queue: the client's SMB2 credit state (no reply; RTIO_FEAT_CREDITS) */
+	RTIO_OP_QOS_POLICY = 23,	/* the QoS rule a principal (or file) falls under (RTIO_FEAT_QOS_POLICY) */
 	RTIO_OP_MAX			/* first unassigned opcode */
 };
 
@@ -94,8 +95,14 @@ enum rtio_op {
  * state while a QoS credit ceiling is in force, for aiodctl sessions.
  */
 #define RTIO_FEAT_CREDITS   0x0020u
+/*
+ * aiod answers QOS_POLICY. An older aiod drops a session that sends an
+ * opcode it does not know, so a client sends it only with this bit granted
+ * (the module then answers MS-SQOS; without it, as if it were not loaded).
+ */
+#define RTIO_FEAT_QOS_POLICY 0x0040u
 #define RTIO_FEAT_ALL       (RTIO_FEAT_WROTE | RTIO_FEAT_SHM_WRITE | RTIO_FEAT_QOS | RTIO_FEAT_HIT | \
-			     RTIO_FEAT_CREDITS)
+			     RTIO_FEAT_CREDITS | RTIO_FEAT_QOS_POLICY)
 
 struct rtio_hdr {
 	uint32_t magic;		/* both: RTIO_MAGIC */
@@ -401,6 +408,28 @@ struct rtio_qos_list_rep {
 	uint64_t limit_write_Bps;
 };
 
+/*
+ * QOS_POLICY: the request is a struct rtio_qos_bind_req (the same principal,
+ * file included, that QOS_BIND matches); the reply names the rule it
+ * matches and that rule's configured values, as aiod.ini gives them. No flow
+ * is bound or created: the module answers MS-SQOS with it
+ * (vfs_rtio_sqos.c). All values 0 and rule "": no rule limits or reserves
+ * anything for this principal (best effort, or no [qos.NAME] at all).
+ */
+struct rtio_qos_policy_rep {
+	struct rtio_hdr hdr;
+	uint32_t weight;	/* aiod: share of what is left (best effort: the default weight) */
+	uint32_t reserved0;
+	uint64_t limit_Bps;	/* aiod: limit, read + written together (0 = none) */
+	uint64_t limit_read_Bps;	/* aiod: limit_read (0 = none) */
+	uint64_t limit_write_Bps;	/* aiod: limit_write (0 = none) */
+	uint64_t limit_iops;	/* aiod: limit_iops, requests/s (0 = none) */
+	uint64_t reserve_Bps;	/* aiod: reserve (0 = none) */
+	uint64_t burst_bytes;	/* aiod: burst (0 = the default) */
+	char rule[64];		/* aiod: the matched [qos.NAME]'s NAME, "" = none */
+	uint8_t reserved[32];
+};
+
 /* A plain reply: FSYNC, WRITE1, CLOSE, FTRUNCATE, UNLINK, DISCONNECT. */
 struct rtio_simple_rep {
 	struct rtio_hdr hdr;
@@ -431,6 +460,8 @@ union rtio_msg {
 	struct rtio_qos_bind_rep qos_bind_rep;
 	struct rtio_qos_list_req qos_list_req;
 	struct rtio_qos_list_rep qos_list_rep;
+	struct rtio_qos_bind_req qos_policy_req;	/* QOS_POLICY asks with QOS_BIND's request */
+	struct rtio_qos_policy_rep qos_policy_rep;
 	uint8_t raw[RTIO_MSG_MAX];
 };
 
@@ -466,6 +497,9 @@ _Static_assert(sizeof(struct rtio_qos_bind_req) == 512, "rtio_qos_bind_req");
 _Static_assert(sizeof(struct rtio_qos_bind_rep) == 112, "rtio_qos_bind_rep");
 _Static_assert(sizeof(struct rtio_qos_list_req) == 40, "rtio_qos_list_req");
 _Static_assert(sizeof(struct rtio_qos_list_rep) == 256, "rtio_qos_list_rep");
+_Static_assert(sizeof(struct rtio_qos_policy_rep) == 184, "rtio_qos_policy_rep");
+_Static_assert(offsetof(struct rtio_qos_policy_rep, limit_Bps) == 40, "rtio_qos_policy_rep.limit_Bps");
+_Static_assert(offsetof(struct rtio_qos_policy_rep, rule) == 88, "rtio_qos_policy_rep.rule");
 _Static_assert(sizeof(union rtio_msg) == RTIO_MSG_MAX, "rtio_msg");
 
 /*

@@ -11,7 +11,9 @@
 # The module links against the installed Samba libraries (samba), the stream
 # bench tool against libsmbclient.
 BACKPORTS_BUILD="samba libsmbclient-dev libtalloc-dev libtevent-dev"
-BACKPORTS_TEST="smbclient samba-vfs-modules samba-testsuite"
+# python3-samba: Samba's own client bindings, which send MS-SQOS FSCTLs in
+# tests/integration/sqos_check.py.
+BACKPORTS_TEST="smbclient samba-vfs-modules samba-testsuite python3-samba"
 # From bookworm: compilers and libraries; what Samba's configure and header
 # generation need (scripts/samba-gen.sh); cmocka for the unit tests and FUSE
 # for the emulated disk, both built by `make`.

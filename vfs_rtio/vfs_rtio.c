@@ -27,6 +27,7 @@
 #include "vfs_rtio_qos.h"
 #include "vfs_rtio_sendfile.h"
 #include "vfs_rtio_session.h"
+#include "vfs_rtio_sqos.h"
 
 #undef DBGC_CLASS
 #define DBGC_CLASS DBGC_VFS
@@ -198,6 +199,7 @@ static struct vfs_fn_pointers vfs_rtio_fns = {
 	.renameat_fn = vfs_rtio_renameat,
 	.offload_write_send_fn = vfs_rtio_offload_write_send,
 	.offload_write_recv_fn = vfs_rtio_offload_write_recv,
+	.fsctl_fn = vfs_rtio_sqos_fsctl,
 };
 
 /*

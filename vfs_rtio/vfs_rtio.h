@@ -15,13 +15,16 @@
  *   vfs_rtio_sendfile.c   sendfile from aiod's cache; recvfile              (data)
  *   vfs_rtio_coherence.c  truncate, fallocate, unlink, rename, server-side
  *                         copy: changes aiod's cache must hear of
+ *   vfs_rtio_sqos.c       FSCTL_STORAGE_QOS_CONTROL (MS-SQOS) from aiod's policy
  *   vfs_rtio_fsp.c        registration of open files with aiod
+ *   vfs_rtio_qos.c        QoS: a tree connect's (or file's) flow, pacing
  *   vfs_rtio_session.c    the one aiod session of this smbd process (opaque)
  *   vfs_rtio_retry.c      when a detached session asks aiod again           } owned by
  *   vfs_rtio_stale.c      files aiod must forget at the next attach         } the session
  *   vfs_rtio_watch.c      the client's event fds on tevent                  }
  *   vfs_rtio_config.c     rtio:* smb.conf parameters, read per tree connect
  *   vfs_rtio_defer.c      which small files are registered only once they grow
+ *   vfs_rtio_sqos_wire.c  MS-SQOS requests decoded and answered (no Samba)
  *   common/rtio_client.c  the client library
  *
  * Each .c has a header of its own; include them after Samba's includes.h /

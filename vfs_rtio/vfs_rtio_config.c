@@ -18,6 +18,9 @@
  *   rtio:register min size = 1M           files smaller at open are registered with
  *                                         aiod only when an I/O reaches this size
  *                                         (vfs_rtio_defer.h); 0: every file at open
+ *   rtio:sqos     = yes                   answer MS-SQOS (FSCTL_STORAGE_QOS_CONTROL)
+ *                                         from aiod's QoS policy (vfs_rtio_sqos.c);
+ *                                         no: leave it to the next module
  *
  * Read once per tree connect. A bad value is logged with the parameter's name
  * and replaced by the default (or clamped), never refused: a typo must not
@@ -173,6 +176,7 @@ int vfs_rtio_config_load(struct vfs_handle_struct *handle, TALLOC_CTX *mem_ctx,
 	config->random_local = vfs_rtio_config_local(snum, "random");
 	config->case_sensitive = handle->conn->case_sensitive;
 	config->register_min_size = vfs_rtio_config_register_min_size(snum);
+	config->sqos = vfs_rtio_config_bool(snum, "sqos", true);
 	ret = vfs_rtio_config_patterns(config, snum, "include", &config->include);
 	if (ret == 0) {
 		ret = vfs_rtio_config_patterns(config, snum, "exclude", &config->exclude);
@@ -182,11 +186,11 @@ int vfs_rtio_config_load(struct vfs_handle_struct *handle, TALLOC_CTX *mem_ctx,
 		return ret;
 	}
 	DBG_DEBUG("socket=%s timeout=%dms fallback=%s credit ceiling=%s write=%s hits=%s random=%s "
-		  "register min size=%" PRIu64 " include=%zu exclude=%zu patterns\n",
+		  "sqos=%s register min size=%" PRIu64 " include=%zu exclude=%zu patterns\n",
 		  config->socket_path, config->timeout_ms, config->fallback ? "yes" : "no",
 		  config->credit_ceiling ? "yes" : "no", config->write_local ? "local" : "aiod",
 		  config->hits_local ? "local" : "aiod", config->random_local ? "local" : "aiod",
-		  config->register_min_size,
+		  config->sqos ? "yes" : "no", config->register_min_size,
 		  config->include != NULL ? str_list_length(config->include) : 0,
 		  config->exclude != NULL ? str_list_length(config->exclude) : 0);
 	*out = config;

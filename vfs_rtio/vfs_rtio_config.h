@@ -16,6 +16,7 @@ struct vfs_rtio_session;
 
 /* Per tree connect: the share's rtio:* parameters. */
 struct vfs_rtio_qos;
+struct vfs_rtio_sqos;
 
 struct vfs_rtio_config {
 	const char *socket_path;
@@ -31,6 +32,8 @@ struct vfs_rtio_config {
 	uint64_t register_min_size;	/* smaller files are registered when they grow; 0: at open */
 	struct vfs_rtio_session *session;	/* shared by the whole process */
 	struct vfs_rtio_qos *qos;	/* the flow this tree connect is paced by (vfs_rtio_qos.c) */
+	bool sqos;		/* rtio:sqos: answer FSCTL_STORAGE_QOS_CONTROL */
+	struct vfs_rtio_sqos *sqos_opens;	/* opens in a logical flow (vfs_rtio_sqos.c), NULL: none yet */
 };
 
 int vfs_rtio_config_load(struct vfs_handle_struct *handle, TALLOC_CTX *mem_ctx,

@@ -363,6 +363,29 @@ void vfs_rtio_qos_pace(struct vfs_rtio_qos *q, bool write, uint64_t n)
 	vfs_rtio_qos_release(&t);
 }
 
+struct vfs_rtio_qos_policy_call {
+	const struct rtio_qos_bind_req *who;
+	struct rtio_qos_policy_rep *rep;
+};
+
+static ssize_t vfs_rtio_qos_policy_call(struct rtio_client *client, void *private_data)
+{
+	struct vfs_rtio_qos_policy_call *c = private_data;
+
+	return rtio_client_qos_policy(client, c->who, c->rep);
+}
+
+int vfs_rtio_qos_policy(struct vfs_rtio_qos *q, struct rtio_qos_policy_rep *out)
+{
+	struct vfs_rtio_qos_policy_call c = { .who = &q->who, .rep = out };
+
+	/* (re)attaches at most as often as any I/O would: MS-SQOS asks about once a second */
+	if (vfs_rtio_session_client(q->session, true) == NULL) {
+		return -ENOTCONN;
+	}
+	return (int)vfs_rtio_session_call(q->session, vfs_rtio_qos_policy_call, &c);
+}
+
 struct vfs_rtio_qos *vfs_rtio_qos_of(struct vfs_handle_struct *handle)
 {
 	struct vfs_rtio_config *config = NULL;

@@ -51,6 +51,13 @@ void vfs_rtio_qos_pace(struct vfs_rtio_qos *q, bool write, uint64_t n);
 struct vfs_rtio_qos *vfs_rtio_qos_for_file(TALLOC_CTX *mem_ctx, const struct vfs_rtio_qos *tree,
 					   const char *name);
 
+/*
+ * The rule that applies to q's principal (and file, for a file's own flow)
+ * and its configured values, asked of aiod now (QOS_POLICY): 0, -ENOTCONN
+ * without aiod, -EOPNOTSUPP when aiod is too old to answer.
+ */
+int vfs_rtio_qos_policy(struct vfs_rtio_qos *q, struct rtio_qos_policy_rep *out);
+
 /* The tree connect's binding, NULL if none. */
 struct vfs_rtio_qos *vfs_rtio_qos_of(struct vfs_handle_struct *handle);
 

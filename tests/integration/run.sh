@@ -92,5 +92,6 @@ run qos-reserve-emudisk t_qos_reserve
 run qos-write-limit t_qos_write_limit
 run qos-credit-ceiling-flood t_qos_credits_flood
 run qos-copy-charged t_qos_copy_charged
+run sqos-fsctl t_sqos
 
 it_finish

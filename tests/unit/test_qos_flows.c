@@ -149,6 +149,37 @@ static void test_qos_reload_rebinds(void **state)
 	talloc_free(ctx);
 }
 
+/* QOS_POLICY: the rule QOS_BIND would match, its values, and no flow for asking. */
+static void test_qos_lookup_names_the_rule(void **state)
+{
+	static const char *const kv[] = { "qos.bay", "match_user", "colour", "qos.bay", "reserve",
+					  "300M", "qos.bay", "limit", "400M", NULL };
+	struct aiod_ctx *ctx = qos_ctx(kv), *bare = qos_ctx(NULL);
+	struct rtio_qos_bind_req req;
+	struct rtio_qos_policy_rep rep;
+	uint32_t flows, paced;
+
+	(void)state;
+	memset(&req, 0, sizeof(req));
+	snprintf(req.user, sizeof(req.user), "colour");
+	assert_int_equal(aiod_qos_lookup(ctx, &req, &rep), 0);
+	assert_string_equal(rep.rule, "bay");
+	assert_int_equal(rep.reserve_Bps, 300u << 20);
+	assert_int_equal(rep.limit_Bps, 400u << 20);
+	aiod_qos_counts(ctx, &flows, &paced);
+	assert_int_equal(flows, 0);
+	/* best effort, and no policy at all: nothing limited or reserved */
+	snprintf(req.user, sizeof(req.user), "render");
+	assert_int_equal(aiod_qos_lookup(ctx, &req, &rep), 0);
+	assert_string_equal(rep.rule, "");
+	assert_int_equal(rep.limit_Bps + rep.reserve_Bps + rep.limit_iops, 0);
+	assert_int_equal(aiod_qos_lookup(bare, &req, &rep), 0);
+	assert_string_equal(rep.rule, "");
+	assert_int_equal(rep.limit_Bps, 0);
+	talloc_free(ctx);
+	talloc_free(bare);
+}
+
 static void test_qos_overcommitted_reservations_refused(void **state)
 {
 	static const char *const kv[] = { "qos.a", "match_user", "a", "qos.a", "reserve", "600M",
@@ -176,6 +207,7 @@ int main(void)
 		cmocka_unit_test(test_qos_rule_principals_share_a_flow),
 		cmocka_unit_test(test_qos_reload_rebinds),
 		cmocka_unit_test(test_qos_slot_reserve),
+		cmocka_unit_test(test_qos_lookup_names_the_rule),
 		cmocka_unit_test(test_qos_overcommitted_reservations_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -53,6 +53,7 @@
 #include "handlers.h"
 #include "session.h"
 #include "rtio_version.h"
+#include "qos.h"
 #include "qos_policy.h"
 #include "rtio_shm.h"
 
@@ -1425,6 +1426,77 @@ static void test_monitor_lists_sessions_and_info(void **state)
 	drain(f->ctx);
 }
 
+/*
+ * QOS_POLICY: the matched rule's values from an aiod that grants
+ * RTIO_FEAT_QOS_POLICY; without the bit (an older aiod) the client answers
+ * -EOPNOTSUPP without sending, and the session lives on.
+ */
+struct policy_run {
+	struct client_run w;
+	int with, without, after;
+	struct rtio_qos_policy_rep rep, old_rep;
+};
+
+static void *policy_main(void *arg)
+{
+	struct policy_run *p = arg;
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct rtio_client *c = NULL, *old = NULL;
+	struct rtio_qos_bind_req who;
+	struct rtio_stats_rep st;
+	int ret;
+
+	memset(&who, 0, sizeof(who));
+	snprintf(who.user, sizeof(who.user), "ingest");
+	snprintf(who.share, sizeof(who.share), "media");
+	ret = rtio_client_connect(mem, p->w.f->sock, "unit", 5000, &c);
+	if (ret == 0) {
+		p->with = rtio_client_qos_policy(c, &who, &p->rep);
+		ret = rtio_client_connect_features(mem, p->w.f->sock, "old", 5000,
+						   RTIO_FEAT_ALL & ~RTIO_FEAT_QOS_POLICY, &old);
+	}
+	if (ret == 0) {
+		p->without = rtio_client_qos_policy(old, &who, &p->old_rep);
+		p->after = rtio_client_stats(old, &st);
+	}
+	client_end(&p->w, ret, mem, -1);
+	return NULL;
+}
+
+static void test_qos_policy_only_when_granted(void **state)
+{
+	static const char *const kv[] = { "match_user", "ingest", "limit", "24M",
+					  "limit_iops", "500", "reserve", "10M", NULL };
+	struct fixture *f = *state;
+	struct policy_run p = { .w = { .f = f, .name = "x" } };
+	struct aiod_qos_policy *policy = aiod_qos_policy_new(f->ctx->cfg);
+	uint32_t flows, paced;
+	char err[256];
+
+	assert_non_null(policy);
+	for (unsigned i = 0; kv[i] != NULL; i += 2) {
+		assert_int_equal(aiod_qos_policy_add(policy, "qos.ingest", kv[i], kv[i + 1], i + 1,
+						     err, sizeof(err)), 0);
+	}
+	assert_int_equal(aiod_qos_policy_finish(policy, 100ull << 20, 0, err, sizeof(err)), 0);
+	f->ctx->cfg->qos = policy;
+	run_client(f, policy_main, &p.w);
+	assert_int_equal(p.with, 0);
+	assert_string_equal(p.rep.rule, "ingest");
+	assert_int_equal(p.rep.limit_Bps, 24u << 20);
+	assert_int_equal(p.rep.limit_iops, 500);
+	assert_int_equal(p.rep.reserve_Bps, 10u << 20);
+	assert_int_equal(p.without, -EOPNOTSUPP);
+	assert_int_equal(p.after, 0);
+	/* asking binds nothing */
+	aiod_qos_counts(f->ctx, &flows, &paced);
+	assert_int_equal(flows, 0);
+	f->ctx->cfg->qos = NULL;
+	talloc_free(policy);
+	until_no_sessions(f->ctx);
+	drain(f->ctx);
+}
+
 /* One argument: a pattern of the tests to run (cmocka's filter, e.g. '*flood*'). */
 int main(int argc, char **argv)
 {
@@ -1450,6 +1522,7 @@ int main(int argc, char **argv)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_dataplane_session_pin_quota, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_monitor_lists_sessions_and_info, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_qos_policy_only_when_granted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_listener_monitor_beyond_max_sessions, setup,
 						teardown),
 	};
