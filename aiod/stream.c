@@ -16,6 +16,7 @@
 
 #include "aiod.h"
 #include "log.h"
+#include "qos.h"
 #include "streams.h"
 
 void aiod_stream_classify(struct aiod_ctx *ctx, struct aiod_open *o)
@@ -201,13 +202,14 @@ uint64_t aiod_stream_deadline(struct aiod_ctx *ctx, struct aiod_open *o, uint64_
 
 	if (rate == 0) {
 		/*
-		 * A client whose QoS flow has a reservation is paced to its rate
-		 * by the module; at the device its reads must not queue behind
-		 * best effort's read-ahead, or the reservation stalls for a whole
-		 * best-effort deadline while greedy readers' blocks go first.
+		 * A client whose QoS flow got less than its reservation in the last
+		 * second must not queue behind best effort's read-ahead at the
+		 * device, or the reservation stalls for a whole best-effort
+		 * deadline while greedy readers' blocks go first. Beyond its
+		 * reservation it queues like everybody else.
 		 */
 		return now + (uint64_t)ctx->cfg->be_deadline_ms * 1000000ull /
-			     (o->qos_reserved ? AIOD_QOS_RESERVED_SOONER : 1);
+			     (aiod_qos_slot_behind(ctx, o->qos_slot) ? AIOD_QOS_RESERVED_SOONER : 1);
 	}
 	/*
 	 * The client reads about prebuffer ahead of playback, and playback is at

@@ -38,7 +38,7 @@ uint32_t aiod_stream_observe(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t
 uint32_t aiod_stream_head_blocks(const struct aiod_ctx *ctx, const struct aiod_open *o);
 /* Device time of one read-ahead request per admitted stream (0: capacity unknown). */
 uint64_t aiod_stream_round_ns(const struct aiod_ctx *ctx);
-/* A reserved QoS flow's reads are due this many times sooner than best effort's. */
+/* Reads of a QoS flow behind its reservation are due this many times sooner than best effort's. */
 #define AIOD_QOS_RESERVED_SOONER 4
 
 /*
