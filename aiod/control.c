@@ -158,6 +158,7 @@ void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const uni
 		for (unsigned i = 0; o->file->sclass != NULL && i < ctx->cfg->n_classes; i++) {
 			if (&ctx->cfg->classes[i] == o->file->sclass) {
 				rep.open_rep.stream_class = i + 1;
+				rep.open_rep.prebuffer_ms = o->file->sclass->prebuffer_ms;
 			}
 		}
 		rep.open_rep.bitrate = o->rate_bps;

@@ -46,6 +46,7 @@ struct rtio_file {
 	uint64_t dev;
 	uint64_t ino;
 	uint32_t stream_class;
+	uint32_t prebuffer_ms;	/* the class's client buffer, 0 = not a stream (or an older aiod) */
 	uint64_t bitrate;
 };
 

@@ -44,6 +44,7 @@ int rtio_client_open(struct rtio_client *c, int fd, const char *name, uint32_t f
 	out->dev = rep.open_rep.dev;
 	out->ino = rep.open_rep.ino;
 	out->stream_class = rep.open_rep.stream_class;
+	out->prebuffer_ms = rep.open_rep.prebuffer_ms;
 	out->bitrate = rep.open_rep.bitrate;
 	return 0;
 }

@@ -166,7 +166,7 @@ struct rtio_open_rep {
 	uint64_t dev;		/* aiod: identity of the file, as aiod saw it */
 	uint64_t ino;
 	uint32_t stream_class;	/* aiod: index of the matched class, 0 = best effort */
-	uint32_t reserved0;
+	uint32_t prebuffer_ms;	/* aiod: the class's prebuffer_ms (its clients' buffer), 0 = none */
 	uint64_t bitrate;	/* aiod: reserved bits/s for this open, 0 = none */
 };
 

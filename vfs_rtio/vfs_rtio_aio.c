@@ -277,7 +277,7 @@ static ssize_t vfs_rtio_aio_start_call(struct rtio_client *client, void *private
 	} else if (a->io != NULL) {
 		/* a->io is NULL when the library failed it already, through _done */
 		a->timer = tevent_add_timer(a->ev, a,
-					    timeval_current_ofs_msec(vfs_rtio_session_timeout_ms(s)),
+					    timeval_current_ofs_msec(vfs_rtio_fsp_wait_ms(a->ext, s)),
 					    vfs_rtio_aio_timeout, a);
 		if (a->timer == NULL) {
 			DBG_ERR("rtio: no memory for a timer, doing %s locally\n",
@@ -379,7 +379,7 @@ static void vfs_rtio_aio_timeout(struct tevent_context *ev, struct tevent_timer 
 {
 	struct vfs_rtio_aio *a = talloc_get_type_abort(private_data, struct vfs_rtio_aio);
 	struct vfs_rtio_session *s = a->sreq.session;
-	int timeout_ms = vfs_rtio_session_timeout_ms(s);
+	int timeout_ms = vfs_rtio_session_timeout_ms(s), silent_max = vfs_rtio_fsp_wait_ms(a->ext, s);
 	int64_t silent_ms, waited_ms;
 
 	a->timer = NULL;	/* tevent frees a timer after it fired */
@@ -390,9 +390,9 @@ static void vfs_rtio_aio_timeout(struct tevent_context *ev, struct tevent_timer 
 	 */
 	silent_ms = vfs_rtio_session_silent_ms(s);
 	waited_ms = vfs_rtio_elapsed_ms(&a->start_time);
-	if (silent_ms < timeout_ms && waited_ms < (int64_t)timeout_ms * VFS_RTIO_MAX_WAIT_TIMEOUTS) {
+	if (silent_ms < silent_max && waited_ms < (int64_t)timeout_ms * VFS_RTIO_MAX_WAIT_TIMEOUTS) {
 		a->timer = tevent_add_timer(a->ev, a,
-					    timeval_current_ofs_msec(timeout_ms - silent_ms),
+					    timeval_current_ofs_msec(silent_max - silent_ms),
 					    vfs_rtio_aio_timeout, a);
 		if (a->timer != NULL) {
 			return;

@@ -142,6 +142,14 @@ static int vfs_rtio_fsp_register(struct vfs_rtio_fsp *ext, const char *name, boo
 	}
 	ext->file_id = c.file.file_id;
 	ext->stream = c.file.stream_class != 0 || c.file.bitrate != 0;
+	/*
+	 * The client plays from a buffer of about the class's prebuffer_ms: a
+	 * read that waits on a silent aiod for longer drops frames. Half of it
+	 * leaves the other half for smbd's own read after the session is given
+	 * up (never below rtio:timeout's floor).
+	 */
+	ext->slack_ms = c.file.prebuffer_ms == 0 ? 0 :
+			MAX(c.file.prebuffer_ms / 2, VFS_RTIO_MIN_TIMEOUT_MS);
 	ext->generation = vfs_rtio_session_generation(s);
 	ext->wrote_locally = false;
 	DBG_DEBUG("rtio: %s is file %" PRIu64 " in session %" PRIu32 "%s (class %" PRIu32 ")\n",

@@ -28,6 +28,7 @@ struct vfs_rtio_fsp {
 	uint64_t register_at;
 	uint64_t read_end;	/* where the last read ended: a read elsewhere is random */
 	bool stream;		/* aiod matched a stream class at registration */
+	uint32_t slack_ms;	/* a stream's wait for a silent aiod, 0: rtio:timeout's */
 	bool writable;
 	bool wrote_locally;	/* written behind aiod's back since registration (or open) */
 };
@@ -46,6 +47,21 @@ enum vfs_rtio_fsp_access {
  */
 int vfs_rtio_fsp_open(struct vfs_handle_struct *handle, struct files_struct *fsp,
 		      const struct vfs_open_how *how, int fd);
+/*
+ * How long a request on ext may go without aiod answering anything before
+ * the session is given up: rtio:timeout, or a stream's slack (half its
+ * class's prebuffer_ms) when that is shorter, so playback does not wait out
+ * a 5 s timeout on a hung aiod before smbd reads itself.
+ */
+static inline int vfs_rtio_fsp_wait_ms(const struct vfs_rtio_fsp *ext,
+				       const struct vfs_rtio_session *s)
+{
+	int timeout_ms = vfs_rtio_session_timeout_ms(s);
+
+	return ext != NULL && ext->slack_ms > 0 && (int)ext->slack_ms < timeout_ms ?
+		       (int)ext->slack_ms : timeout_ms;
+}
+
 /* The QoS flow fsp's I/O is paced by: its own (match_file) or its tree connect's; NULL: none. */
 struct vfs_rtio_qos *vfs_rtio_fsp_qos(struct vfs_handle_struct *handle, struct files_struct *fsp);
 /* Before close: unregister, unless fsp's current descriptor is not the registered one. */

@@ -78,6 +78,7 @@ run writer-fallback-limit t_writer_fallback_limit
 run writer-fallback-stall t_writer_fallback_stall
 run writer-growing-file t_writer_growing
 run stall-aiod t_stall
+run stall-aiod-stream-slack t_stall_stream
 run fault-kill-aiod t_fault "$SEED" rtio
 run fault-kill-aiod-aiodwrites t_fault "$SEED" rtioaiod
 run sendfile-from-cache t_sendfile

@@ -117,9 +117,10 @@ t_qos_file_rule() {
 # does not have; aiod trusts the configured capacity), the "bay" share's reader is
 # reserved 30 MiB/s while four unlimited readers on the other share compete
 # for the same disk. Without QoS it would get about a fifth of the disk;
-# with it, at least 95 % of its reservation, and the four share the rest.
+# with it, at least 95 % of its reservation, and the four share the rest;
+# when it stops, the four have (80 % of) what they get alone within a second.
 t_qos_reserve() {
-	local emu=$IT_T/emuq rc=0 i pids=() bay others r
+	local emu=$IT_T/emuq rc=0 i pids=() bay others after alone
 	QOS_PORT=$((IT_PORT + 7))
 	BUILD=$BUILD "$IT_ROOT/bench/emudisk/emudisk-up.sh" "$emu" 2G > "$IT_T/log/emudisk-q.log" 2>&1 ||
 		{ cat "$IT_T/log/emudisk-q.log"; return 1; }
@@ -137,27 +138,43 @@ t_qos_reserve() {
 	sync
 	echo 3 > /proc/sys/vm/drop_caches
 	"$BUILD/rtio-stream" --url "smb://127.0.0.1:$QOS_PORT/bay/b.bin" --user "$IT_USER%$IT_PASS" \
-		--greedy --chunk 1M --duration 6 > "$PRIV_DIR/bay.json" 2>&1 &
+		--greedy --chunk 1M --duration 5 --timeline 250 > "$PRIV_DIR/bay.json" 2>&1 &
 	pids+=($!)
 	it_track "$!" rtio-stream
 	for i in 1 2 3 4; do
 		"$BUILD/rtio-stream" --url "smb://127.0.0.1:$QOS_PORT/s/o$i.bin" --user "$IT_USER%$IT_PASS" \
-			--greedy --chunk 1M --duration 6 > "$PRIV_DIR/other.$i.json" 2>&1 &
+			--greedy --chunk 1M --duration 8 --timeline 250 > "$PRIV_DIR/other.$i.json" 2>&1 &
 		pids+=($!)
 		it_track "$!" rtio-stream
 	done
 	wait "${pids[@]}" || rc=1
 	"$BUILD/aiodctl" -s "$PRIV_SOCK" qos | sed 's/^/    /'
-	bay=$(awk -v b="$(json_field "$PRIV_DIR/bay.json" bytes)" \
-		-v t="$(json_field "$PRIV_DIR/bay.json" elapsed_s)" 'BEGIN { printf "%.2f", b / t / 1048576 }')
-	others=0
-	for i in 1 2 3 4; do
-		r=$(awk -v b="$(json_field "$PRIV_DIR/other.$i.json" bytes)" \
-			-v t="$(json_field "$PRIV_DIR/other.$i.json" elapsed_s)" 'BEGIN { printf "%.2f", b / t / 1048576 }')
-		others=$(awk -v a="$others" -v b="$r" 'BEGIN { print a + b }')
-	done
-	echo "reserved bay (30 MiB/s): $bay MiB/s; four unlimited readers together: $others MiB/s"
+	# the four's rate while the bay reads (its last 2 s), in the second after
+	# it stopped (0.5 to 1.5 s after) and then (1.5 to 2.75 s after, the four
+	# alone): the capacity the bay leaves must reach them within a second
+	read -r bay others after alone <<< "$(/usr/bin/python3 - "$PRIV_DIR" <<'PY'
+import json, sys
+d = sys.argv[1]
+bay = json.load(open(f"{d}/bay.json"))
+end = bay["timeline"]["t0_unix_s"] + bay["elapsed_s"]
+def window(lo, hi):
+    total = 0
+    for i in range(1, 5):
+        o = json.load(open(f"{d}/other.{i}.json"))
+        tl = o["timeline"]
+        for k, b in enumerate(tl["bytes"]):
+            t = tl["t0_unix_s"] + k * tl["bin_ms"] / 1000
+            if lo <= t and t + tl["bin_ms"] / 1000 <= hi:
+                total += b
+    return total / (hi - lo) / 1048576
+print(f"{bay['bytes'] / bay['elapsed_s'] / 1048576:.2f} {window(end - 2, end):.2f} "
+      f"{window(end + 0.5, end + 1.5):.2f} {window(end + 1.5, end + 2.75):.2f}")
+PY
+)"
+	echo "reserved bay (30 MiB/s): $bay MiB/s; four unlimited readers together: $others MiB/s while it read, $after MiB/s in the second after it stopped, $alone MiB/s after that"
 	awk -v r="$bay" 'BEGIN { exit !(r >= 0.95 * 30) }' || { echo "the reservation did not hold"; rc=1; }
+	awk -v o="$others" -v a="$after" -v s="$alone" 'BEGIN { exit !(a > o && a >= 0.8 * s) }' ||
+		{ echo "the others did not take the capacity the bay left within a second"; rc=1; }
 	it_private_stop
 	"$IT_ROOT/bench/emudisk/emudisk-down.sh" "$emu" > /dev/null 2>&1 || rc=1
 	return $rc

@@ -56,3 +56,41 @@ t_stall() {
 	wait "$HOLD_PID"
 	tail -n +"$from" "$IT_T/log/smbd.log" | grep "rtio:" | sort | uniq -c
 }
+
+# A stream's read does not wait out rtio:timeout on a stuck aiod: with a
+# class whose clients keep 600 ms of buffer (prebuffer_ms), the module gives
+# aiod half of it (300 ms) of silence before smbd reads itself, although the
+# share's rtio:timeout is 5000 ms. A file of no class on the same share
+# still waits the whole rtio:timeout.
+t_stall_stream() {
+	local port=$((IT_PORT + 10)) out ms aiod rc=0
+	it_private stallstream "$port" '[stream.hd]\nmatch = *.mxf\nbitrate = 100M\nprebuffer_ms = 600' \
+		'\trtio:timeout = 5000' '\tlog level = 1'
+	head -c $((8 << 20)) /dev/urandom > "$PRIV_DIR/share/clip.mxf"
+	chmod a+rw "$PRIV_DIR/share/clip.mxf"
+	coproc HOLD { exec "$IT_T/bin/itest_hold" "smb://127.0.0.1:$port/s/clip.mxf" $((8 << 20)) 11; }
+	it_track "$HOLD_PID" itest_hold
+	read -r -t 20 out <&"${HOLD[0]}" || out="no answer"
+	[ "$out" = ready ] || { echo "itest_hold: $out"; it_private_stop; return 1; }
+	aiod=$PRIV_AIOD_PID
+	# shellcheck disable=SC2064 # expanded now: the local is gone at exit
+	trap "kill -CONT $aiod 2>/dev/null || true" EXIT	# aiod is gone by then
+	kill -STOP "$aiod"
+	out=$(it_hold_cmd read)
+	kill -CONT "$aiod"
+	echo "aiod stopped, a read of the stream (prebuffer_ms 600, rtio:timeout 5000): $out"
+	case $out in
+	"ok read "*) ms=${out#ok read } ;;
+	*) it_private_stop; return 1 ;;
+	esac
+	if [ "$ms" -lt 250 ] || [ "$ms" -gt 2000 ]; then
+		echo "the read took $ms ms; expected about 300 (half the stream's prebuffer), not rtio:timeout"
+		rc=1
+	fi
+	echo quit >&"${HOLD[1]}"
+	wait "$HOLD_PID"
+	it_private_stop	# smbd's log is complete once it ended
+	grep -q "rtio: detached from aiod .*Connection timed out" "$IT_T/log/smbd-stallstream.log" ||
+		{ echo "smbd did not log a detach for the stream's timeout"; rc=1; }
+	return $rc
+}
