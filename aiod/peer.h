@@ -35,16 +35,7 @@ struct aiod_peer {
 	uint64_t bytes_read;		/* returned to it */
 	uint64_t bytes_written;		/* written through aiod or reported by WROTE */
 	struct rtio_credits_req credits;	/* its last CREDITS report, zero if none */
-	uint32_t qos_slot;		/* the flow of its last QoS bind, RTIO_QOS_NO_FLOW if none */
 };
-
-/*
- * A QoS bind of this client (a tree connect) went to flow slot: its opens'
- * reads are due by that flow's standing from now on (stream.c: sooner while
- * a reservation is behind). The last bind decides: a client on one share
- * (one flow), the usual case, is marked exactly.
- */
-void aiod_peer_set_qos_slot(struct aiod_peer *p, uint32_t slot);
 
 /* CONNECT: the peer of s (a talloc child of s); NULL on ENOMEM. */
 struct aiod_peer *aiod_peer_create(struct aiod_session *s);

@@ -16,7 +16,6 @@
 
 #include "aiod.h"
 #include "log.h"
-#include "qos.h"
 #include "streams.h"
 
 void aiod_stream_classify(struct aiod_ctx *ctx, struct aiod_open *o)
@@ -201,15 +200,7 @@ uint64_t aiod_stream_deadline(struct aiod_ctx *ctx, struct aiod_open *o, uint64_
 	uint64_t due, round;
 
 	if (rate == 0) {
-		/*
-		 * A client whose QoS flow got less than its reservation in the last
-		 * second must not queue behind best effort's read-ahead at the
-		 * device, or the reservation stalls for a whole best-effort
-		 * deadline while greedy readers' blocks go first. Beyond its
-		 * reservation it queues like everybody else.
-		 */
-		return now + (uint64_t)ctx->cfg->be_deadline_ms * 1000000ull /
-			     (aiod_qos_slot_behind(ctx, o->qos_slot) ? AIOD_QOS_RESERVED_SOONER : 1);
+		return now + (uint64_t)ctx->cfg->be_deadline_ms * 1000000ull;
 	}
 	/*
 	 * The client reads about prebuffer ahead of playback, and playback is at
