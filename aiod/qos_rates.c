@@ -34,10 +34,13 @@ void aiod_qos_observe(struct aiod_qos_flow_state *s, const struct rtio_qos_flow 
 		uint64_t bytes = qr_delta(c.bytes_read, s->seen.bytes_read) +
 				 qr_delta(c.bytes_written, s->seen.bytes_written);
 
-		s->demand_Bps = (uint64_t)((unsigned __int128)bytes * NS_PER_S /
-					   (now_ns - s->seen_ns));
 		/* waiting: a slot reassigned under a late wait_done may read as negative */
 		s->wants_more = qr_delta(c.paced, s->seen.paced) > 0 || (int64_t)c.waiting > 0;
+		s->quiet = bytes == 0 && !s->wants_more ? s->quiet + 1 : 0;
+		if (s->quiet == 0 || s->quiet > AIOD_QOS_QUIET_TICKS) {
+			s->demand_Bps = (uint64_t)((unsigned __int128)bytes * NS_PER_S /
+						   (now_ns - s->seen_ns));
+		}
 	}
 	s->seen = c;
 	s->seen_ns = now_ns;

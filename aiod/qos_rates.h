@@ -48,6 +48,17 @@
 #define AIOD_QOS_HEADROOM_PCT 25u
 /* ...and at least this much, so a flow that barely moved can grow at all. */
 #define AIOD_QOS_MIN_STEP_Bps (1024u * 1024u)
+/*
+ * A flow that charged nothing in a tick keeps its last demand for this many
+ * ticks before it counts as idle: its readers may be waiting for the device
+ * (a greedy reader charges its next read only when the last one completed),
+ * and taking a silent tick for "wants nothing" paced it down to the minimum
+ * rate, from which it grew back by a quarter a tick while the others took
+ * its share (on the emulated disk four best-effort readers got nothing for
+ * 2-3 s next to a reserved reader, and needed more than a second to recover
+ * when it stopped).
+ */
+#define AIOD_QOS_QUIET_TICKS 3u
 /* No published rate is lower (0 would mean unlimited): every flow keeps moving. */
 #define AIOD_QOS_MIN_RATE_Bps (1024u * 1024u)
 
@@ -72,6 +83,7 @@ struct aiod_qos_flow_state {
 	/* measured by aiod_qos_observe() (or set by the caller) */
 	uint64_t demand_Bps;	/* bytes charged per second over the last tick */
 	bool wants_more;	/* some of its requests waited on pacing in the tick */
+	unsigned quiet;		/* ticks in a row it charged nothing (AIOD_QOS_QUIET_TICKS) */
 	struct rtio_qos_counters seen;	/* the slot's counters at the last observe */
 	uint64_t seen_ns;	/* when; 0 = never observed */
 

@@ -265,12 +265,12 @@ static void test_qos_rates_observe(void **state)
 	struct rtio_qos_rates r = { .rate_Bps = 10 * MB, .burst_bytes = 2 * MB };
 	struct rtio_qos_flow *f = aligned_alloc(64, sizeof(*f));
 	struct aiod_qos_flow_state s = { 0 };
-	uint64_t now = 5 * NS;
+	uint64_t now = 5 * NS, gen;
 
 	(void)state;
 	assert_non_null(f);
 	memset(f, 0, sizeof(*f));
-	rtio_qos_assign(f, &r);
+	gen = rtio_qos_assign(f, &r);
 	aiod_qos_observe(&s, f, now);
 	assert_int_equal(s.demand_Bps, 0);
 	/* 1 MB in 100 ms, none of it held back */
@@ -286,6 +286,17 @@ static void test_qos_rates_observe(void **state)
 	aiod_qos_observe(&s, f, now);
 	assert_int_equal(s.demand_Bps, 30 * MB);
 	assert_true(s.wants_more);
+	rtio_qos_wait_done(f, gen);	/* the held request went */
+	/* a tick without a charge keeps the demand (its readers may wait for the device)... */
+	for (unsigned t = 0; t < AIOD_QOS_QUIET_TICKS; t++) {
+		now += NS / 10;
+		aiod_qos_observe(&s, f, now);
+		assert_int_equal(s.demand_Bps, 30 * MB);
+	}
+	/* ...until it was quiet for longer: then it is idle */
+	now += NS / 10;
+	aiod_qos_observe(&s, f, now);
+	assert_int_equal(s.demand_Bps, 0);
 	/* the slot given to another flow: its counters start again, no negative demand */
 	rtio_qos_assign(f, &r);
 	(void)rtio_qos_charge(f, false, MB / 10, now);
