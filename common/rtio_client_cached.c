@@ -105,27 +105,3 @@ bool rtio_client_read_yourself(const struct rtio_client *c, const struct rtio_fi
 	}
 	return __atomic_load_n(&h->random_local, __ATOMIC_ACQUIRE) == 1;
 }
-
-int rtio_client_report_credits(struct rtio_client *c, uint32_t granted, uint32_t max,
-			       uint32_t orig, uint32_t wanted, uint32_t held)
-{
-	struct rtio_credits_req r;
-
-	if (!c->alive || !(c->features & RTIO_FEAT_CREDITS)) {
-		return -ENOTSUP;
-	}
-	memset(&r, 0, sizeof(r));
-	rtio_hdr_init(&r.hdr, RTIO_OP_CREDITS, sizeof(r), 0);
-	r.granted = granted;
-	r.max = max;
-	r.orig = orig;
-	r.wanted = wanted;
-	r.held = held;
-	if (rtio_queue_send((int)c->reqq, c->qsock, &r, sizeof(r)) != 0) {
-		if (errno != EAGAIN && errno != EINTR) {
-			rtio_cl_kill(c, -ENOTCONN);
-		}
-		return -EAGAIN;
-	}
-	return 0;
-}

@@ -384,3 +384,28 @@ void rtio_client_io_cancel(struct rtio_client_io *io)
 	}
 	/* In flight: the reply handler releases aiod's buffers and frees io. */
 }
+
+/* Fire and forget, like HIT: nothing waits for aiod to take it. */
+int rtio_client_report_credits(struct rtio_client *c, uint32_t granted, uint32_t max,
+			       uint32_t orig, uint32_t wanted, uint32_t held)
+{
+	struct rtio_credits_req r;
+
+	if (!c->alive || !(c->features & RTIO_FEAT_CREDITS)) {
+		return -ENOTSUP;
+	}
+	memset(&r, 0, sizeof(r));
+	rtio_hdr_init(&r.hdr, RTIO_OP_CREDITS, sizeof(r), 0);
+	r.granted = granted;
+	r.max = max;
+	r.orig = orig;
+	r.wanted = wanted;
+	r.held = held;
+	if (rtio_queue_send((int)c->reqq, c->qsock, &r, sizeof(r)) != 0) {
+		if (errno != EAGAIN && errno != EINTR) {
+			rtio_cl_kill(c, -ENOTCONN);
+		}
+		return -EAGAIN;
+	}
+	return 0;
+}
