@@ -12,6 +12,7 @@
 #include "aiod.h"
 #include "peer.h"
 #include "files.h"
+#include "streams.h"
 
 struct aiod_lease *aiod_lease_new(struct aiod_peer *p)
 {
@@ -44,7 +45,19 @@ void aiod_lease_release(struct aiod_peer *p, struct aiod_lease *l)
 
 	aiod_peer_unpin(p, l->nblocks);
 	for (uint32_t i = 0; i < l->nblocks; i++) {
-		aiod_cache_unref(ctx->cache, l->blocks[i]);
+		struct aiod_block *b = l->blocks[i];
+
+		aiod_cache_unref(ctx->cache, b);
+		/*
+		 * As aiod_read_hit() for a copied read: a block a stream read to
+		 * its end through READ0 (rtio:hits = aiod, sendfile) goes to the
+		 * front of the eviction order once the client let go of it,
+		 * not to the back as the most recently used.
+		 */
+		if (!l->write && l->open != NULL && b->hashed &&
+		    aiod_stream_played(ctx, l->open, b->blkno, l->off + l->len)) {
+			aiod_cache_demote(ctx->cache, b);
+		}
 	}
 	if (l->open != NULL) {
 		aiod_open_idle(ctx, l->open);

@@ -199,7 +199,6 @@ void aiod_read_hit(struct aiod_ctx *ctx, struct aiod_peer *p, struct aiod_open *
 		   uint32_t len)
 {
 	struct aiod_cache *c = ctx->cache;
-	uint32_t head = aiod_stream_head_blocks(ctx, o);
 	uint64_t last;
 
 	if (len == 0) {
@@ -210,13 +209,13 @@ void aiod_read_hit(struct aiod_ctx *ctx, struct aiod_peer *p, struct aiod_open *
 		struct aiod_block *b = aiod_cache_find(c, o->file->dev, o->file->ino, blk);
 
 		/* Gone already (evicted, written) is fine: the client checked its copy. */
-		if (b != NULL && o->rate_bps > 0 && blk >= head &&
-		    (blk + 1) * c->block_size <= off + len) {
+		if (b != NULL && aiod_stream_played(ctx, o, blk, off + len)) {
 			/*
 			 * A stream played it through: of everything cached, what
 			 * it is least likely to want soon. Evicting it first keeps
 			 * what streams (and a replay, whose start stays cached: the
-			 * head) read next; under LRU these went first.
+			 * head) read next; under LRU these went first. (READ0's
+			 * pinned blocks: aiod_lease_release().)
 			 */
 			aiod_cache_demote(c, b);
 		} else if (b != NULL) {

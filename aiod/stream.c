@@ -88,6 +88,15 @@ uint32_t aiod_stream_head_blocks(const struct aiod_ctx *ctx, const struct aiod_o
 	return (uint32_t)stream_target_blocks(ctx, o->rate_bps, prebuffer_ms);
 }
 
+bool aiod_stream_played(const struct aiod_ctx *ctx, const struct aiod_open *o, uint64_t blkno,
+			uint64_t end)
+{
+	uint64_t bs = ctx->cache->block_size;
+
+	return o->rate_bps > 0 && blkno >= aiod_stream_head_blocks(ctx, o) &&
+	       (blkno + 1) * bs <= end;
+}
+
 /*
  * Read-ahead of a best-effort sequential reader. A large window (in several
  * requests at once) is what a bulk reader wants from an SSD or a virtual

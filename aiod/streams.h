@@ -36,6 +36,14 @@ uint32_t aiod_stream_observe(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t
  * without a seek (0: not a stream).
  */
 uint32_t aiod_stream_head_blocks(const struct aiod_ctx *ctx, const struct aiod_open *o);
+/*
+ * Whether o's read ending at end played block blkno through: o is a stream,
+ * the read went to the block's end, and the block is past the head. Such
+ * a block is the cached data a stream is least likely to want soon; the
+ * cache evicts it first (aiod_cache_demote), on every read path.
+ */
+bool aiod_stream_played(const struct aiod_ctx *ctx, const struct aiod_open *o, uint64_t blkno,
+			uint64_t end);
 /* Device time of one read-ahead request per admitted stream (0: capacity unknown). */
 uint64_t aiod_stream_round_ns(const struct aiod_ctx *ctx);
 /*

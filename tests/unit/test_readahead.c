@@ -12,7 +12,8 @@
  *  - one round of refills: stream deadlines move earlier by the device time
  *    of one request per stream;
  *  - blocks a stream played through are evicted first, except the file's
- *    head (what a replay from the start needs).
+ *    head (what a replay from the start needs), whether the client copied
+ *    them (HIT) or held them through a READ0 lease.
  *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -387,6 +388,61 @@ static void test_ra_played_blocks_go_first(void **state)
 	assert_ptr_equal(c->lru.head, b);
 }
 
+/* Release a READ0 lease of o on block b, read [off, off + len). */
+static void release_lease(struct aiod_ctx *ctx, struct aiod_peer *peer, struct aiod_open *o,
+			  struct aiod_block *b, uint64_t off, uint32_t len, bool write)
+{
+	struct aiod_lease *l = aiod_lease_new(peer);
+
+	assert_non_null(l);
+	aiod_cache_ref(ctx->cache, b);
+	aiod_open_busy(o);
+	l->write = write;
+	l->open = o;
+	l->off = off;
+	l->len = len;
+	l->blocks[0] = b;
+	l->nblocks = 1;
+	aiod_lease_release(peer, l);
+}
+
+/* The same rule on the READ0 path (sendfile, rtio:hits = aiod): the lease's release demotes. */
+static void test_ra_played_blocks_go_first_read0(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_cache *c = f->ctx->cache;
+	struct aiod_open *o = f->o[0];
+	uint32_t head = aiod_stream_head_blocks(f->ctx, o);
+	struct aiod_lease leases[2];
+	struct aiod_peer peer;
+	struct aiod_block *b, *h;
+
+	memset(&peer, 0, sizeof(peer));
+	memset(leases, 0, sizeof(leases));
+	peer.ctx = f->ctx;
+	peer.leases = leases;
+	peer.nleases = 2;
+	play(f, 0, 4);
+	b = aiod_cache_find(c, o->file->dev, o->file->ino, head + 2);
+	h = aiod_cache_find(c, o->file->dev, o->file->ino, head - 2);
+	assert_non_null(b);
+	assert_non_null(h);
+	/* Read to its end through a lease: first to go once released. */
+	release_lease(f->ctx, &peer, o, b, (head + 2) * (uint64_t)BS, BS, false);
+	assert_ptr_equal(c->lru.head, b);
+	assert_int_equal(b->refs, 0);
+	/* Ending inside the block: the most recently used, as before. */
+	release_lease(f->ctx, &peer, o, b, (head + 2) * (uint64_t)BS, BS / 2, false);
+	assert_ptr_equal(c->lru.tail, b);
+	/* A write lease is no playback. */
+	release_lease(f->ctx, &peer, o, b, (head + 2) * (uint64_t)BS, BS, true);
+	assert_ptr_equal(c->lru.tail, b);
+	/* The head stays, for a replay. */
+	release_lease(f->ctx, &peer, o, h, (head - 2) * (uint64_t)BS, BS, false);
+	assert_ptr_equal(c->lru.tail, h);
+	assert_int_equal(peer.pinned, 0);
+}
+
 static void test_ra_round_guard(void **state)
 {
 	struct fixture *f = *state;
@@ -422,6 +478,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ra_no_ramp_with_a_cached_lead, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ra_round_guard, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ra_played_blocks_go_first, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ra_played_blocks_go_first_read0, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
