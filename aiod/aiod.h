@@ -120,6 +120,7 @@ struct aiod_open {
 	bool auto_stream;		/* promoted by the pattern analyzer */
 	/* Pattern analyzer (stream.c). */
 	uint64_t next_off;		/* where a sequential reader reads next */
+	uint64_t read_off;		/* where its latest read started (wanted now) */
 	uint32_t seq_hits;
 	uint64_t ra_next_blk;		/* first block not yet read ahead */
 	uint32_t read_blocks;		/* blocks the client's last read spanned */

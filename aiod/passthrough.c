@@ -155,7 +155,7 @@ bool aiod_passthrough_start(struct aiod_req *r)
 	uint64_t start = r->off & ~(align - 1);
 	uint64_t stop = (r->end + align - 1) & ~(align - 1);
 	uint32_t n = (uint32_t)((stop - start + bs - 1) / bs);	/* never more than r spans */
-	uint64_t deadline = aiod_stream_deadline(ctx, o, r->off);
+	uint64_t deadline = aiod_stream_demand_deadline(ctx, o);
 	int fd = o->direct_fd >= 0 ? o->direct_fd : o->fd;
 
 	if (aiod_req_over_quota(r) || n > c->free.count + c->lru.count) {

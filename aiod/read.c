@@ -321,7 +321,7 @@ bool aiod_read0_start(struct aiod_req *r)
 		aiod_req_block(r);
 		return true;
 	}
-	demand_deadline = aiod_stream_deadline(ctx, o, r->off);
+	demand_deadline = aiod_stream_demand_deadline(ctx, o);
 	/* Our own guard: waiters finishing early must not end r while we still use it. */
 	r->pending++;
 	for (uint64_t blk = first; blk <= last + 1; blk++) {

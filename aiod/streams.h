@@ -51,5 +51,7 @@ uint64_t aiod_stream_round_ns(const struct aiod_ctx *ctx);
  * reader; for a stream, moved earlier by one round of refills.
  */
 uint64_t aiod_stream_deadline(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off);
+/* When a read o's client waits for now must be in the cache (before any read-ahead of o's). */
+uint64_t aiod_stream_demand_deadline(struct aiod_ctx *ctx, const struct aiod_open *o);
 
 #endif

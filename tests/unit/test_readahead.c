@@ -11,6 +11,8 @@
  *    protected from eviction, and a block evicted anyway is read again;
  *  - one round of refills: stream deadlines move earlier by the device time
  *    of one request per stream;
+ *  - a read the client waits for is due now, and read-ahead when the reader
+ *    gets there, counted from the start of its latest read;
  *  - blocks a stream played through are evicted first, except the file's
  *    head (what a replay from the start needs), whether the client copied
  *    them (HIT) or held them through a READ0 lease.
@@ -443,6 +445,39 @@ static void test_ra_played_blocks_go_first_read0(void **state)
 	assert_int_equal(peer.pinned, 0);
 }
 
+/*
+ * A read the client waits for goes before read-ahead another stream queued
+ * a moment earlier: read-ahead is due when the reader gets there, one read
+ * after the one it made (1 block = 125 ms here), not as early as that read.
+ */
+static void test_ra_demand_before_readahead(void **state)
+{
+	struct fixture *f = *state;
+	struct fake_engine_op_info op;
+	uint64_t period = 125000000ull, now, demand;
+
+	f->ctx->capacity_Bps = 1600000;	/* a round guard, the same for both */
+	client_read(f, 0, 0);
+	assert_true(fake_engine_op(f->ctx->engine, 0, &op));
+	assert_int_equal(op.off, BS);
+	now = aiod_now_ns();
+	demand = aiod_stream_demand_deadline(f->ctx, f->o[1]);
+	assert_true(demand >= now - aiod_stream_round_ns(f->ctx) - 1000000ull);
+	/* stream 1's first read, asked after stream 0's read-ahead was queued, is due first */
+	assert_true(demand < op.deadline_ns);
+	assert_true(op.deadline_ns + aiod_stream_round_ns(f->ctx) >= now + period - 50000000ull);
+	/* A jump forward is wanted now too, not when playback would have got there. */
+	client_read(f, 1, 0);
+	f->o[1]->next_off = BS;
+	assert_true(aiod_stream_demand_deadline(f->ctx, f->o[1]) <= demand + 50000000ull);
+	/* The read-ahead after a read of block b is due one block on. */
+	client_read(f, 2, 10);
+	client_read(f, 2, 11);
+	now = aiod_now_ns();
+	assert_true(aiod_stream_deadline(f->ctx, f->o[2], 12ull * BS) + aiod_stream_round_ns(f->ctx) >=
+		    now + period - 1000000ull);
+}
+
 static void test_ra_round_guard(void **state)
 {
 	struct fixture *f = *state;
@@ -477,6 +512,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ra_protects_and_rereads_window, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ra_no_ramp_with_a_cached_lead, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ra_round_guard, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ra_demand_before_readahead, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ra_played_blocks_go_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ra_played_blocks_go_first_read0, setup, teardown),
 	};
