@@ -74,14 +74,22 @@ static uint32_t request_blocks(const struct aiod_ctx *ctx, const struct aiod_ope
 	 */
 	if (o->rate_bps > 0 && !(o->ra_size == 0 && lead >= n)) {
 		uint32_t ramp = o->ra_size;
+		uint32_t sustain = sustain_blocks(ctx, o);
 
 		if (ramp == 0) {
-			uint32_t sustain = sustain_blocks(ctx, o);
-
 			ramp = 2 * (o->read_blocks > 0 ? o->read_blocks : 1);
-			if (sustain > ramp) {
-				ramp = sustain;
-			}
+		}
+		/*
+		 * Streams opened together are admitted one by one: the first
+		 * ones start their ramp from what keeps up with one or two
+		 * streams. Once the others are in, every request is at least
+		 * what keeps up with all of them, or each round of refills
+		 * loses lead (worked through for 8 streams at 100 Mbit/s on
+		 * the emulated disk: starting at 2 blocks leaves 8 ms of
+		 * margin in the ramp, at the 4 that keep up with 8 streams 70).
+		 */
+		if (sustain > ramp) {
+			ramp = sustain;
 		}
 		if (ramp < n) {
 			n = ramp;

@@ -194,6 +194,44 @@ static void test_ra_ramp_starts_where_the_device_keeps_up(void **state)
 	f->ctx->profile = NULL;
 }
 
+/*
+ * Streams opened together are admitted one after the other: one that began
+ * its ramp while it was alone grows it to what keeps up with every stream
+ * as soon as the others are in, not a third at a time from 2 blocks.
+ */
+static void test_ra_ramp_follows_streams_joining(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_profile p;
+	struct fake_engine_op_info op;
+	struct aiod_open *o = f->o[0];
+	uint32_t streams = f->ctx->streams;
+
+	memset(&p, 0, sizeof(p));
+	p.version = 2;
+	p.request_us = 100000;
+	p.npoints = 1;
+	p.points[0].size = 16 * BS;
+	p.points[0].random_Bps = 9000000;
+	p.points[0].sequential_Bps = 10000000;
+	f->ctx->profile = &p;
+	f->ctx->streams = 1;	/* alone: s >= 100 / (125 - 6.55): 1 block, ramp from 2 */
+	/* a window of 2 blocks: one request, then the ramp stands at 3 */
+	(void)aiod_stream_observe(f->ctx, o, 0, BS);
+	aiod_readahead(f->ctx, o, 0, (uint64_t)FILE_BLKS * BS, 2);
+	assert_true(fake_engine_op(f->ctx->engine, 0, &op));
+	assert_int_equal(op.len, 2 * BS);
+	fake_engine_run(f->ctx->engine);
+	assert_int_equal(o->ra_size, 3);
+	f->ctx->streams = streams;	/* the other three are in: 5 blocks keep up */
+	(void)aiod_stream_observe(f->ctx, o, BS, BS);
+	aiod_readahead(f->ctx, o, 1, (uint64_t)FILE_BLKS * BS, 16);
+	assert_true(fake_engine_op(f->ctx->engine, 0, &op));
+	assert_int_equal(op.off, 3 * BS);
+	assert_int_equal(op.len, 5 * BS);
+	f->ctx->profile = NULL;
+}
+
 static void test_ra_streams_together_each_start_first(void **state)
 {
 	struct fixture *f = *state;
@@ -506,6 +544,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ra_startup_ramp, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ra_ramp_starts_where_the_device_keeps_up, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_ra_ramp_follows_streams_joining, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ra_streams_together_each_start_first, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_ra_behind_catches_up, setup, teardown),
