@@ -22,29 +22,34 @@ static uint32_t io_blocks(const struct aiod_ctx *ctx)
 }
 
 /*
- * The smallest request (blocks) with which one round of requests, one per
- * admitted stream, takes no longer than playing what each request brings:
+ * The smallest request (blocks) for o with which one round of requests, one
+ * per admitted stream, takes no longer than playing what each request brings:
  * below it every round loses lead, and the streams that start together never
- * catch up. From the device profile (a request's fixed cost and the media
- * rate); 0 when there is none.
+ * catch up. A round of n requests lasts R = n x (a request's fixed cost) /
+ * (1 - the admitted streams' bytes/s / the media rate), and o's request must
+ * bring R x its own rate: with mixed bitrates a 200 Mbit/s stream needs
+ * larger requests than a 50 Mbit/s one, and neither is sized as if every
+ * stream were as fast as the fastest. From the device profile (a request's
+ * fixed cost and the media rate); 0 when there is none.
  */
 static uint32_t sustain_blocks(const struct aiod_ctx *ctx, const struct aiod_open *o)
 {
 	const struct aiod_profile *p = ctx->profile;
 	uint64_t media = aiod_profile_media_Bps(p);
 	uint64_t n = ctx->streams > 0 ? ctx->streams : 1;
-	double seek_ns, blk_ns, period_ns, s;
+	double own = o->rate_bps / 8.0, all = (double)ctx->reserved_Bps, round_s, s;
 
 	if (p == NULL || p->request_us == 0 || media == 0 || o->rate_bps == 0) {
 		return 0;
 	}
-	seek_ns = p->request_us * 1000.0;
-	blk_ns = ctx->cache->block_size * 1e9 / (double)media;
-	period_ns = ctx->cache->block_size * 8e9 / (double)o->rate_bps;
-	if (n * blk_ns >= period_ns) {
+	if (all < own) {
+		all = own;	/* o itself is not counted (not admitted yet) */
+	}
+	if (all >= (double)media) {
 		return UINT32_MAX;	/* overcommitted: only the largest requests come near */
 	}
-	s = n * seek_ns / (period_ns - n * blk_ns);
+	round_s = n * p->request_us / 1e6 / (1.0 - all / (double)media);
+	s = own * round_s / ctx->cache->block_size;
 	return s >= RTIO_MAX_SEGS ? UINT32_MAX : (uint32_t)s + 1;
 }
 

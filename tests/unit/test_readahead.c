@@ -206,6 +206,7 @@ static void test_ra_ramp_follows_streams_joining(void **state)
 	struct fake_engine_op_info op;
 	struct aiod_open *o = f->o[0];
 	uint32_t streams = f->ctx->streams;
+	uint64_t reserved = f->ctx->reserved_Bps;
 
 	memset(&p, 0, sizeof(p));
 	p.version = 2;
@@ -216,6 +217,7 @@ static void test_ra_ramp_follows_streams_joining(void **state)
 	p.points[0].sequential_Bps = 10000000;
 	f->ctx->profile = &p;
 	f->ctx->streams = 1;	/* alone: s >= 100 / (125 - 6.55): 1 block, ramp from 2 */
+	f->ctx->reserved_Bps = o->rate_bps / 8;
 	/* a window of 2 blocks: one request, then the ramp stands at 3 */
 	(void)aiod_stream_observe(f->ctx, o, 0, BS);
 	aiod_readahead(f->ctx, o, 0, (uint64_t)FILE_BLKS * BS, 2);
@@ -224,11 +226,49 @@ static void test_ra_ramp_follows_streams_joining(void **state)
 	fake_engine_run(f->ctx->engine);
 	assert_int_equal(o->ra_size, 3);
 	f->ctx->streams = streams;	/* the other three are in: 5 blocks keep up */
+	f->ctx->reserved_Bps = reserved;
 	(void)aiod_stream_observe(f->ctx, o, BS, BS);
 	aiod_readahead(f->ctx, o, 1, (uint64_t)FILE_BLKS * BS, 16);
 	assert_true(fake_engine_op(f->ctx->engine, 0, &op));
 	assert_int_equal(op.off, 3 * BS);
 	assert_int_equal(op.len, 5 * BS);
+	f->ctx->profile = NULL;
+}
+
+/*
+ * Mixed bitrates: each stream's first request brings what it plays in one
+ * round of requests, one per stream. Stream 0 at twice the others' rate:
+ * the admitted streams take 2.62 of the device's 10 MB/s, a round of 4
+ * requests lasts 4 x 100 ms / (1 - 0.262) = 542 ms: stream 0 needs 9
+ * blocks of it, the others 5 (sized as if all four were as fast as stream
+ * 0, it was 12).
+ */
+static void test_ra_ramp_mixed_bitrates(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_profile p;
+	struct fake_engine_op_info op;
+	uint64_t base = f->o[0]->rate_bps;
+
+	memset(&p, 0, sizeof(p));
+	p.version = 2;
+	p.request_us = 100000;
+	p.npoints = 1;
+	p.points[0].size = 16 * BS;
+	p.points[0].random_Bps = 9000000;
+	p.points[0].sequential_Bps = 10000000;
+	f->ctx->profile = &p;
+	f->o[0]->rate_bps = 2 * base;
+	f->ctx->reserved_Bps += base / 8;
+	client_read(f, 0, 0);
+	client_read(f, 1, 0);
+	for (unsigned k = 0; fake_engine_op(f->ctx->engine, k, &op); k++) {
+		if (op.off == BS) {
+			assert_int_equal(op.len, (which(f, op.fd) == 0 ? 9 : 5) * BS);
+		}
+	}
+	f->ctx->reserved_Bps -= base / 8;
+	f->o[0]->rate_bps = base;
 	f->ctx->profile = NULL;
 }
 
@@ -545,6 +585,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ra_ramp_starts_where_the_device_keeps_up, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_ra_ramp_follows_streams_joining, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ra_ramp_mixed_bitrates, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ra_streams_together_each_start_first, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_ra_behind_catches_up, setup, teardown),
