@@ -169,6 +169,19 @@ static void test_ra_startup_ramp(void **state)
 	assert_int_equal(f->o[0]->ra_size, 16);
 }
 
+/* A slow device for the fixture: 100 ms per request, 10 MB/s. */
+static void slow_device(struct fixture *f, struct aiod_profile *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->version = 2;
+	p->request_us = 100000;
+	p->npoints = 1;
+	p->points[0].size = 16 * BS;
+	p->points[0].random_Bps = 9000000;
+	p->points[0].sequential_Bps = 10000000;
+	f->ctx->profile = p;
+}
+
 static void test_ra_ramp_starts_where_the_device_keeps_up(void **state)
 {
 	struct fixture *f = *state;
@@ -180,14 +193,7 @@ static void test_ra_ramp_starts_where_the_device_keeps_up(void **state)
 	 * each 125 ms: a round of requests of s blocks takes 4 * (100 + 6.55 s)
 	 * ms and plays for 125 s ms, so s must be at least 5.
 	 */
-	memset(&p, 0, sizeof(p));
-	p.version = 2;
-	p.request_us = 100000;
-	p.npoints = 1;
-	p.points[0].size = 16 * BS;
-	p.points[0].random_Bps = 9000000;
-	p.points[0].sequential_Bps = 10000000;
-	f->ctx->profile = &p;
+	slow_device(f, &p);
 	client_read(f, 0, 0);
 	assert_true(fake_engine_op(f->ctx->engine, 0, &op));
 	assert_int_equal(op.len, 5 * BS);
@@ -208,14 +214,7 @@ static void test_ra_ramp_follows_streams_joining(void **state)
 	uint32_t streams = f->ctx->streams;
 	uint64_t reserved = f->ctx->reserved_Bps;
 
-	memset(&p, 0, sizeof(p));
-	p.version = 2;
-	p.request_us = 100000;
-	p.npoints = 1;
-	p.points[0].size = 16 * BS;
-	p.points[0].random_Bps = 9000000;
-	p.points[0].sequential_Bps = 10000000;
-	f->ctx->profile = &p;
+	slow_device(f, &p);
 	f->ctx->streams = 1;	/* alone: s >= 100 / (125 - 6.55): 1 block, ramp from 2 */
 	f->ctx->reserved_Bps = o->rate_bps / 8;
 	/* a window of 2 blocks: one request, then the ramp stands at 3 */
@@ -250,14 +249,7 @@ static void test_ra_ramp_mixed_bitrates(void **state)
 	struct fake_engine_op_info op;
 	uint64_t base = f->o[0]->rate_bps;
 
-	memset(&p, 0, sizeof(p));
-	p.version = 2;
-	p.request_us = 100000;
-	p.npoints = 1;
-	p.points[0].size = 16 * BS;
-	p.points[0].random_Bps = 9000000;
-	p.points[0].sequential_Bps = 10000000;
-	f->ctx->profile = &p;
+	slow_device(f, &p);
 	f->o[0]->rate_bps = 2 * base;
 	f->ctx->reserved_Bps += base / 8;
 	client_read(f, 0, 0);
