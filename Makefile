@@ -157,7 +157,7 @@ install-module: $(BUILD)/rtio.so
 
 # ---- unit tests: each built twice, plainly and with ASan + UBSan ----
 
-UNIT_TESTS := test_proto test_size test_queue test_cache test_shm_dir test_edf test_config test_stream test_session replay_session \
+UNIT_TESTS := test_proto test_size test_queue test_cache test_shm_dir test_edf test_engine test_config test_stream test_session replay_session \
 	test_dataplane test_passthrough test_readahead test_tuning test_record test_defer test_sqos test_notify \
 	test_qos_pacing test_qos_rates test_qos_policy test_qos_flows test_aiodctl test_doctor
 test_proto_SRC  := common/rtio_proto.c common/rtio_shm.c
@@ -166,6 +166,8 @@ test_queue_SRC  := common/rtio_queue.c
 test_cache_SRC  := aiod/cache.c aiod/cache_dir.c common/rtio_shm.c
 test_shm_dir_SRC := aiod/cache.c aiod/cache_dir.c common/rtio_shm.c
 test_edf_SRC    := aiod/edf.c
+# the real io_uring engine on a temporary file
+test_engine_SRC := aiod/engine.c aiod/edf.c aiod/log.c
 # config.c hands [qos.NAME] sections to the policy unit
 QOS_POLICY_SRC := aiod/qos_policy.c aiod/qos_match.c aiod/qos_rule.c aiod/qos_values.c
 # what aiod/config.c needs: value parsers, the ini reader, section families, keys as text, the policy
@@ -183,8 +185,9 @@ test_config_CFLAGS := -Wl,--wrap=aiod_phys_mem_bytes
 test_stream_SRC := aiod/stream.c aiod/admission.c aiod/config.c $(CONFIG_SRC) aiod/log.c aiod/cache.c aiod/cache_dir.c \
 	aiod/engine.c aiod/edf.c aiod/profile.c common/rtio_size.c
 test_tuning_SRC := aiod/tuning.c aiod/profile.c aiod/admission.c aiod/config.c $(CONFIG_SRC) aiod/log.c \
-	common/rtio_size.c
-test_record_SRC := aiod/record.c aiod/admission.c aiod/profile.c aiod/config.c $(CONFIG_SRC) aiod/log.c common/rtio_size.c
+	aiod/engine.c aiod/edf.c common/rtio_size.c
+test_record_SRC := aiod/record.c aiod/admission.c aiod/profile.c aiod/config.c $(CONFIG_SRC) aiod/log.c \
+	aiod/engine.c aiod/edf.c common/rtio_size.c
 # the QoS policy is pure: talloc and the size parser, nothing else
 test_qos_policy_SRC := aiod/qos_policy.c aiod/qos_match.c aiod/qos_rule.c aiod/qos_values.c common/rtio_size.c
 test_qos_policy_LIBS := $(PKG_LIBS_TALLOC)

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "aiod.h"
+#include "engine.h"
 #include "log.h"
 #include "profile.h"
 #include "qos_policy.h"
@@ -50,6 +51,12 @@ static void admission_capacity(struct aiod_ctx *ctx)
 void aiod_admission_init(struct aiod_ctx *ctx)
 {
 	admission_capacity(ctx);
+	/* What a request costs the device, for the engine's seek-saving order (engine.h). */
+	if (ctx->engine != NULL) {
+		aiod_engine_set_costs(ctx->engine,
+				      ctx->profile != NULL ? ctx->profile->request_us * 1000ull : 0,
+				      aiod_profile_media_Bps(ctx->profile));
+	}
 	aiod_admission_publish(ctx);
 }
 

@@ -5,6 +5,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <errno.h>
+#include <stdlib.h>
 
 #include "edf.h"
 
@@ -117,4 +118,42 @@ struct aiod_edf_item *aiod_edf_pop(struct aiod_edf *q)
 		aiod_edf_remove(q, it);
 	}
 	return it;
+}
+
+static int by_deadline(const void *a, const void *b)
+{
+	const struct aiod_edf_item *x = *(struct aiod_edf_item *const *)a;
+	const struct aiod_edf_item *y = *(struct aiod_edf_item *const *)b;
+
+	return before(x, y) ? -1 : (before(y, x) ? 1 : 0);
+}
+
+bool aiod_edf_fits_first(struct aiod_edf *q, const struct aiod_edf_item *c, uint64_t c_ns,
+			 uint64_t now_ns, aiod_edf_cost_fn cost, void *arg)
+{
+	uint64_t t = now_ns + c_ns;
+	uint32_t n = 0;
+
+	if (q->scratch_cap < q->count) {
+		struct aiod_edf_item **s = talloc_realloc(q, q->scratch, struct aiod_edf_item *,
+							  q->capacity);
+		if (s == NULL) {
+			return false;	/* plain EDF then */
+		}
+		q->scratch = s;
+		q->scratch_cap = q->capacity;
+	}
+	for (uint32_t i = 0; i < q->count; i++) {
+		if (q->heap[i] != c) {
+			q->scratch[n++] = q->heap[i];
+		}
+	}
+	qsort(q->scratch, n, sizeof(q->scratch[0]), by_deadline);
+	for (uint32_t i = 0; i < n; i++) {
+		t += cost(q->scratch[i], arg);
+		if (t > q->scratch[i]->deadline_ns) {
+			return false;
+		}
+	}
+	return true;
 }

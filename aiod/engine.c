@@ -22,6 +22,7 @@
 #include "engine.h"
 #include "log.h"
 #include "edf.h"
+#include "clock.h"
 
 enum engine_op_kind { ENGINE_READ, ENGINE_READV, ENGINE_WRITE, ENGINE_FSYNC, ENGINE_WRITEBACK };
 
@@ -58,6 +59,12 @@ struct aiod_engine {
 	uint32_t nblocks;
 	uint32_t depth;
 	struct aiod_engine_stats st;
+	/* aiod_engine_set_costs(): 0 = plain EDF */
+	uint64_t request_ns;
+	uint64_t media_Bps;
+	/* where the last read handed to the kernel ends */
+	int last_fd;
+	uint64_t last_end;
 };
 
 static int engine_destructor(struct aiod_engine *e)
@@ -112,6 +119,60 @@ static void engine_prep(struct aiod_engine *e, struct io_uring_sqe *sqe, struct 
 	io_uring_sqe_set_data(sqe, op);
 }
 
+void aiod_engine_set_costs(struct aiod_engine *e, uint64_t request_ns, uint64_t media_Bps)
+{
+	bool on = request_ns >= 1000000 && media_Bps > 0;
+
+	e->request_ns = on ? request_ns : 0;
+	e->media_Bps = on ? media_Bps : 0;
+}
+
+static bool engine_is_read(const struct engine_op *op)
+{
+	return op->kind == ENGINE_READ || op->kind == ENGINE_READV;
+}
+
+static uint64_t engine_transfer_ns(const struct aiod_engine *e, const struct engine_op *op)
+{
+	return (uint64_t)((unsigned __int128)op->len * 1000000000ull / e->media_Bps);
+}
+
+static uint64_t engine_cost(const struct aiod_edf_item *it, void *arg)
+{
+	const struct aiod_engine *e = arg;
+
+	return e->request_ns + engine_transfer_ns(e, (const struct engine_op *)it);
+}
+
+/*
+ * The operation to hand the device next: the earliest deadline, or a read
+ * that starts where the last one ended if taking it first keeps every
+ * queued operation on time (aiod_engine_set_costs()).
+ */
+static struct engine_op *engine_pick(struct aiod_engine *e)
+{
+	struct engine_op *head = (struct engine_op *)aiod_edf_peek(e->queue);
+
+	if (head == NULL || e->request_ns == 0 || e->last_fd < 0 ||
+	    (head->fd == e->last_fd && head->off == e->last_end)) {
+		return head;
+	}
+	for (uint32_t i = 0; i < e->queue->count; i++) {
+		struct engine_op *op = (struct engine_op *)e->queue->heap[i];
+
+		if (!engine_is_read(op) || op->fd != e->last_fd || op->off != e->last_end) {
+			continue;
+		}
+		if (!aiod_edf_fits_first(e->queue, &op->item, engine_transfer_ns(e, op),
+					 aiod_now_ns(), engine_cost, e)) {
+			return head;
+		}
+		e->st.continued++;
+		return op;
+	}
+	return head;
+}
+
 static void engine_submit(struct tevent_context *ev, struct tevent_immediate *im, void *private_data)
 {
 	struct aiod_engine *e = private_data;
@@ -122,7 +183,7 @@ static void engine_submit(struct tevent_context *ev, struct tevent_immediate *im
 	(void)im;
 	e->submit_armed = false;
 	while (e->st.inflight < e->depth) {
-		struct engine_op *op = (struct engine_op *)aiod_edf_peek(e->queue);
+		struct engine_op *op = engine_pick(e);
 		struct io_uring_sqe *sqe;
 
 		if (op == NULL) {
@@ -132,7 +193,11 @@ static void engine_submit(struct tevent_context *ev, struct tevent_immediate *im
 		if (sqe == NULL) {
 			break;
 		}
-		aiod_edf_pop(e->queue);
+		aiod_edf_remove(e->queue, &op->item);
+		if (engine_is_read(op)) {
+			e->last_fd = op->fd;
+			e->last_end = op->off + op->len;
+		}
 		engine_prep(e, sqe, op);
 		e->st.inflight++;
 		n++;
@@ -265,6 +330,7 @@ struct aiod_engine *aiod_engine_create(TALLOC_CTX *mem_ctx, struct tevent_contex
 		return NULL;
 	}
 	e->efd = -1;
+	e->last_fd = -1;
 	e->ev = ev;
 	e->bufs = bufs;
 	e->block_size = block_size;

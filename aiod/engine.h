@@ -26,6 +26,7 @@ struct aiod_engine_stats {
 	uint32_t queued;	/* waiting for a device slot */
 	uint32_t inflight;	/* in the kernel */
 	bool fixed_buffers;	/* the region is registered with the ring */
+	uint64_t continued;	/* reads served where the last one ended, ahead of the head */
 };
 
 /*
@@ -35,6 +36,18 @@ struct aiod_engine_stats {
 struct aiod_engine *aiod_engine_create(TALLOC_CTX *mem_ctx, struct tevent_context *ev,
 				       uint32_t queue_depth, uint8_t *bufs, uint32_t block_size,
 				       uint32_t nblocks, char *err, size_t errlen);
+
+/*
+ * What a request costs the device: request_ns before any transfer (a seek
+ * and rotation on a disk) and then media_Bps. Known (from the device
+ * profile) and at least a millisecond, the engine lets a read that starts
+ * where the previous one ended go before the earliest deadline, as long as
+ * every queued operation is still served by its deadline after it
+ * (aiod_edf_fits_first()): on a disk that saves the seek there and back, and
+ * a stream's consecutive requests become one long read whenever the others
+ * have the slack. 0 for either: plain earliest-deadline-first.
+ */
+void aiod_engine_set_costs(struct aiod_engine *e, uint64_t request_ns, uint64_t media_Bps);
 
 /*
  * Queue an operation. fd must stay open until done runs; done never runs

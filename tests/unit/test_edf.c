@@ -93,6 +93,48 @@ static void test_edf_remove_middle(void **state)
 	talloc_free(q);
 }
 
+/* Every item costs 10 (a seek and a transfer), as an engine would say. */
+static uint64_t cost10(const struct aiod_edf_item *it, void *arg)
+{
+	(void)it;
+	(void)arg;
+	return 10;
+}
+
+/*
+ * Serving a reader's next request ahead of the earliest deadline is allowed
+ * only while every queued request, in deadline order after it, still meets
+ * its deadline: the sum of what goes before each one, not just the head.
+ */
+static void test_edf_fits_first(void **state)
+{
+	struct aiod_edf *q = aiod_edf_create(NULL);
+	struct aiod_edf_item head = { .deadline_ns = 1000 }, second = { .deadline_ns = 1005 };
+	struct aiod_edf_item cont = { .deadline_ns = 5000 }, late = { .deadline_ns = 50 };
+
+	(void)state;
+	assert_int_equal(aiod_edf_push(q, &cont), 0);
+	assert_int_equal(aiod_edf_push(q, &head), 0);
+	/* now 900: cont (20) then head (10) by 930 <= 1000 */
+	assert_true(aiod_edf_fits_first(q, &cont, 20, 900, cost10, NULL));
+	/* now 975: head would end at 1005 */
+	assert_false(aiod_edf_fits_first(q, &cont, 20, 975, cost10, NULL));
+	/*
+	 * A second item due just after the head: at 968 the head would end at
+	 * 998, in time, but the second at 1008, late.
+	 */
+	assert_int_equal(aiod_edf_push(q, &second), 0);
+	assert_true(aiod_edf_fits_first(q, &cont, 20, 960, cost10, NULL));
+	assert_false(aiod_edf_fits_first(q, &cont, 20, 968, cost10, NULL));
+	/* Anything already past its deadline says no. */
+	assert_int_equal(aiod_edf_push(q, &late), 0);
+	assert_false(aiod_edf_fits_first(q, &cont, 1, 60, cost10, NULL));
+	/* The queue is untouched. */
+	assert_ptr_equal(aiod_edf_peek(q), &late);
+	assert_int_equal(q->count, 4);
+	talloc_free(q);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -100,6 +142,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_edf_equal_deadlines_fifo),
 		cmocka_unit_test(test_edf_urgent_overtakes_bulk),
 		cmocka_unit_test(test_edf_remove_middle),
+		cmocka_unit_test(test_edf_fits_first),
 	};
 
 	if (argc > 1) {
