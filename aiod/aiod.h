@@ -178,6 +178,8 @@ struct aiod_stats {
 	uint64_t passthrough_bytes;	/* bytes the device read for them */
 	uint64_t hit_reads;		/* reads clients copied from the cache themselves (HIT) */
 	uint64_t hit_bytes;
+	uint64_t local_reads;		/* reads clients made themselves, as reported (LOCAL_READS) */
+	uint64_t local_bytes;
 };
 
 struct aiod_ctx {

@@ -66,6 +66,8 @@ static void fill_stats(struct aiod_ctx *ctx, struct rtio_stats_rep *r)
 	r->passthrough_bytes = ctx->st.passthrough_bytes;
 	r->hit_reads = ctx->st.hit_reads;
 	r->hit_bytes = ctx->st.hit_bytes;
+	r->local_reads = ctx->st.local_reads;
+	r->local_bytes = ctx->st.local_bytes;
 	{
 		uint32_t flows, paced;
 
@@ -245,6 +247,16 @@ void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const uni
 		ret = send_fd >= 0 ? 0 : -ENOSYS;
 		break;
 	case RTIO_OP_DISCONNECT:
+		/*
+		 * The client queued its last messages (a final LOCAL_READS, HITs)
+		 * before it said DISCONNECT, but the queue and the socket are read
+		 * in whichever order their events come: take what the queue holds
+		 * first, or it would go with the session.
+		 */
+		aiod_session_receive(s, aiod_session_req_depth(ctx));
+		if (aiod_session_dying(s)) {
+			return;	/* a reply to one of them found the reply queue full */
+		}
 		/* The client may not wait for the answer: a failed reply is no news. */
 		(void)rtio_sock_send(aiod_session_sock(s), &rep, rep_len, NULL, 0);
 		aiod_session_destroy(s, "DISCONNECT");

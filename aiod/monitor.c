@@ -89,6 +89,8 @@ int aiod_monitor_session(struct aiod_ctx *ctx, uint32_t index, struct rtio_sessi
 	r->credits_max = p->credits.max;
 	r->credits_orig = p->credits.orig;
 	r->qos_held = p->credits.held;
+	r->local_reads = p->local_reads;
+	r->local_bytes = p->local_bytes;
 	fill_opens(ctx, p, r);
 	snprintf(r->client, sizeof(r->client), "%s", aiod_session_client(s));
 	return 0;

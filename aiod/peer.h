@@ -35,6 +35,8 @@ struct aiod_peer {
 	uint64_t bytes_read;		/* returned to it */
 	uint64_t bytes_written;		/* written through aiod or reported by WROTE */
 	struct rtio_credits_req credits;	/* its last CREDITS report, zero if none */
+	uint64_t local_reads;		/* reads it made itself, the sum of its LOCAL_READS */
+	uint64_t local_bytes;
 };
 
 /* CONNECT: the peer of s (a talloc child of s); NULL on ENOMEM. */

@@ -36,6 +36,17 @@ uint32_t aiod_session_depth(const struct aiod_ctx *ctx)
 	return d;
 }
 
+uint32_t aiod_session_req_depth(const struct aiod_ctx *ctx)
+{
+	/* Room for the READ1s that follow replies; a full queue only makes the client wait. */
+	uint32_t d = aiod_session_depth(ctx) + 4;
+
+	if (ctx->mq_msg_max > 0 && d > ctx->mq_msg_max) {
+		d = ctx->mq_msg_max;
+	}
+	return d;
+}
+
 static int dup_cloexec(int fd)
 {
 	return fcntl(fd, F_DUPFD_CLOEXEC, 0);
@@ -64,16 +75,12 @@ static int mq_pair(const struct aiod_ctx *ctx, uint32_t id, mqd_t *reqq, mqd_t *
 		   int fds[2], const char **step)
 {
 	uint32_t depth = aiod_session_depth(ctx);
-	/* Room for the READ1s that follow replies; a full queue only makes the client wait. */
-	uint32_t req_depth = depth + 4;
+	uint32_t req_depth = aiod_session_req_depth(ctx);
 	struct mq_attr req_attr, rep_attr;
 	char req_name[64], rep_name[64];
 	uint64_t rnd = 0;
 	int ret = 0;
 
-	if (ctx->mq_msg_max > 0 && req_depth > ctx->mq_msg_max) {
-		req_depth = ctx->mq_msg_max;
-	}
 	memset(&req_attr, 0, sizeof(req_attr));
 	memset(&rep_attr, 0, sizeof(rep_attr));
 	req_attr.mq_maxmsg = req_depth;

@@ -223,6 +223,20 @@ static void start_credits(struct aiod_ctx *ctx, struct aiod_peer *p, const union
 	p->credits = m->credits_req;
 }
 
+/*
+ * LOCAL_READS: reads the client made without aiod (rtio:random = local),
+ * counted so that aiodctl stats and sessions show them; nothing else.
+ */
+static void start_local_reads(struct aiod_ctx *ctx, struct aiod_peer *p, const union rtio_msg *m,
+			      struct aiod_open *o)
+{
+	(void)o;
+	ctx->st.local_reads += m->local_reads_req.reads;
+	ctx->st.local_bytes += m->local_reads_req.bytes;
+	p->local_reads += m->local_reads_req.reads;
+	p->local_bytes += m->local_reads_req.bytes;
+}
+
 /* READ1 has no reply: a token it does not know is the client's mistake, counted. */
 static void start_read1(struct aiod_ctx *ctx, struct aiod_peer *p, const union rtio_msg *m,
 			struct aiod_open *o)
@@ -278,6 +292,7 @@ static const struct data_op data_ops[RTIO_OP_MAX] = {
 	[RTIO_OP_HIT] = { .on_open = true, .reads = true, .ranged = true, .bounded = true,
 			  .no_reply = true, .start = start_hit },
 	[RTIO_OP_CREDITS] = { .no_reply = true, .start = start_credits },
+	[RTIO_OP_LOCAL_READS] = { .no_reply = true, .start = start_local_reads },
 	[RTIO_OP_READ1] = { .start = start_read1 },
 	[RTIO_OP_WRITE1] = { .start = start_write1 },
 };

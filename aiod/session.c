@@ -241,19 +241,13 @@ static void session_pidfd_ready(struct tevent_context *ev, struct tevent_fd *fde
  */
 #define SESSION_BATCH 16
 
-static void session_reqq_ready(struct tevent_context *ev, struct tevent_fd *fde, uint16_t flags,
-			       void *private_data)
+void aiod_session_receive(struct aiod_session *s, unsigned budget)
 {
-	struct aiod_session *s = private_data;
 	union rtio_msg m[SESSION_BATCH];
 	size_t len[SESSION_BATCH];
-	unsigned budget = 256;	/* do not starve other sessions */
 	bool more = true;
 
-	(void)ev;
-	(void)fde;
-	(void)flags;
-	while (more && budget > 0 && !s->dying) {
+	while (more && budget > 0 && !s->dying && s->connected) {
 		unsigned n = 0;
 
 		while (n < SESSION_BATCH && budget > 0) {
@@ -269,14 +263,22 @@ static void session_reqq_ready(struct tevent_context *ev, struct tevent_fd *fde,
 				more = false;
 				break;
 			}
-			len[n] = (size_t)got;
-			n++;
+			len[n++] = (size_t)got;
 			budget--;
 		}
 		if (n > 0) {
 			s->ctx->handlers->data(s, m, len, n);
 		}
 	}
+}
+
+static void session_reqq_ready(struct tevent_context *ev, struct tevent_fd *fde, uint16_t flags,
+			       void *private_data)
+{
+	(void)ev;
+	(void)fde;
+	(void)flags;
+	aiod_session_receive(private_data, 256);	/* do not starve other sessions */
 }
 
 /* Create the queue pair (queues.c); return the client's ends in fds[0..1]. */

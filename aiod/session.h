@@ -49,6 +49,11 @@ struct aiod_session *aiod_session_create(struct aiod_ctx *ctx, int sock, pid_t p
 					 bool monitor);
 /* End s: resources go now, memory after the handler that called this returned. */
 void aiod_session_destroy(struct aiod_session *s, const char *why);
+/*
+ * Hand up to budget messages waiting on s's request queue to the data
+ * handler now (nothing before CONNECT); stops when a handler ended s.
+ */
+void aiod_session_receive(struct aiod_session *s, unsigned budget);
 /* A reply on the reply queue; a full queue ends the session. */
 int aiod_session_reply(struct aiod_session *s, const void *msg, size_t len);
 /* Send a control-socket reply, with descriptor fd unless it is -1; a failure ends the session. */
@@ -76,6 +81,8 @@ int aiod_session_sock(const struct aiod_session *s);
 struct aiod_session *aiod_session_next(struct aiod_session *s);
 /* queues.c: requests one session may have outstanding (session_inflight, cut to the queue limit). */
 uint32_t aiod_session_depth(const struct aiod_ctx *ctx);
+/* queues.c: messages the request queue holds (the depth and room for the READ1s). */
+uint32_t aiod_session_req_depth(const struct aiod_ctx *ctx);
 /*
  * The session's queue pair, the client's ends in fds; -errno and the failed
  * step. *sock: the kernel had no message queues left and the pair is a

@@ -147,6 +147,25 @@ int rtio_client_report_credits(struct rtio_client *c, uint32_t granted, uint32_t
 			       uint32_t orig, uint32_t wanted, uint32_t held);
 
 /*
+ * The caller made a read itself that rtio_client_read_yourself() gave it,
+ * and it returned bytes (count only reads that succeeded). Counted here and
+ * told to aiod (LOCAL_READS, no reply) at most once a second, when a count
+ * finds a second passed since the last report, so aiodctl stats shows these
+ * reads too. 0; -ENOTSUP (not counted) when aiod lacks RTIO_FEAT_LOCAL_READS
+ * or the session is dead; -EAGAIN when the report was due and the request
+ * queue was full (the counts stay for the next try); -ENOTCONN when sending
+ * killed the session. Never blocks.
+ */
+int rtio_client_count_local_read(struct rtio_client *c, size_t bytes);
+/*
+ * Report what rtio_client_count_local_read() counted and aiod was not told
+ * yet, now: when the session ends cleanly, before it is freed (aiod reads
+ * its queue before it takes DISCONNECT). 0 (also when there was nothing),
+ * -ENOTSUP, -EAGAIN (kept), -ENOTCONN as above. Never blocks.
+ */
+int rtio_client_report_local_reads(struct rtio_client *c);
+
+/*
  * A read served from aiod's cache without asking aiod: n when every byte of
  * [off, off + n) of f was in the cache and is now in buf (aiod is told
  * afterwards, without a reply), 0 when not, or when the request queue had

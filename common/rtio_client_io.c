@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <string.h>
+#include <time.h>
 
 #include "rtio_client_priv.h"
 #include "rtio_queue.h"
@@ -408,4 +409,59 @@ int rtio_client_report_credits(struct rtio_client *c, uint32_t granted, uint32_t
 		return -EAGAIN;
 	}
 	return 0;
+}
+
+/* One report a second at most: the reads it counts can be thousands a second. */
+#define RTIO_LOCAL_REPORT_MS 1000
+
+/* The coarse clock is enough for "a second passed" and costs no more than a load. */
+static int64_t coarse_now_ms(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) != 0) {
+		return 0;	/* cannot happen on Linux; 0 only delays the next report */
+	}
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Fire and forget, like CREDITS; unlike them the counts are kept until one is queued. */
+int rtio_client_report_local_reads(struct rtio_client *c)
+{
+	struct rtio_local_reads_req r;
+
+	if (!c->alive || !(c->features & RTIO_FEAT_LOCAL_READS)) {
+		return -ENOTSUP;
+	}
+	if (c->local_reads == 0) {
+		return 0;
+	}
+	memset(&r, 0, sizeof(r));
+	rtio_hdr_init(&r.hdr, RTIO_OP_LOCAL_READS, sizeof(r), 0);
+	r.reads = c->local_reads;
+	r.bytes = c->local_bytes;
+	if (rtio_queue_send((int)c->reqq, c->qsock, &r, sizeof(r)) != 0) {
+		if (errno != EAGAIN && errno != EINTR) {
+			rtio_cl_kill(c, -ENOTCONN);
+			return -ENOTCONN;
+		}
+		return -EAGAIN;
+	}
+	c->local_reads = 0;
+	c->local_bytes = 0;
+	c->local_report_ms = coarse_now_ms();
+	return 0;
+}
+
+int rtio_client_count_local_read(struct rtio_client *c, size_t bytes)
+{
+	if (!c->alive || !(c->features & RTIO_FEAT_LOCAL_READS)) {
+		return -ENOTSUP;
+	}
+	c->local_reads++;
+	c->local_bytes += bytes;
+	if (coarse_now_ms() - c->local_report_ms < RTIO_LOCAL_REPORT_MS) {
+		return 0;
+	}
+	return rtio_client_report_local_reads(c);
 }

@@ -71,6 +71,9 @@ struct rtio_client {
 	unsigned pending;
 	unsigned changing;		/* of them, writes and WROTEs (rtio_cl_io_changes()) */
 	uint64_t replies;		/* replies handled: progress, for sync waits */
+	/* reads the caller made itself (rtio:random = local), not yet told to aiod: LOCAL_READS */
+	uint64_t local_reads, local_bytes;
+	int64_t local_report_ms;	/* CLOCK_MONOTONIC_COARSE when the last report was queued */
 	struct rtio_client_io *starting;	/* being started: finishing it must not call back */
 	ssize_t starting_result;
 	bool starting_done;

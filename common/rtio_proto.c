@@ -47,6 +47,7 @@ static const struct rtio_op_desc rtio_ops[RTIO_OP_MAX] = {
 	[RTIO_OP_CREDITS]    = { "CREDITS", sizeof(struct rtio_credits_req), 0 },
 	[RTIO_OP_QOS_POLICY] = { "QOS_POLICY", sizeof(struct rtio_qos_bind_req),
 				 sizeof(struct rtio_qos_policy_rep) },
+	[RTIO_OP_LOCAL_READS] = { "LOCAL_READS", sizeof(struct rtio_local_reads_req), 0 },
 };
 
 const char *rtio_op_name(unsigned opcode)

@@ -62,6 +62,7 @@ enum rtio_op {
 	RTIO_OP_WATCH_FD   = 21,	/* aiod's inotify descriptor, to poll only (RTIO_FEAT_HIT) */
 	RTIO_OP_CREDITS    = 22,	/* queue: the client's SMB2 credit state (no reply; RTIO_FEAT_CREDITS) */
 	RTIO_OP_QOS_POLICY = 23,	/* the QoS rule a principal (or file) falls under (RTIO_FEAT_QOS_POLICY) */
+	RTIO_OP_LOCAL_READS = 24,	/* queue: reads the client made itself (no reply; RTIO_FEAT_LOCAL_READS) */
 	RTIO_OP_MAX			/* first unassigned opcode */
 };
 
@@ -101,8 +102,15 @@ enum rtio_op {
  * (the module then answers MS-SQOS; without it, as if it were not loaded).
  */
 #define RTIO_FEAT_QOS_POLICY 0x0040u
+/*
+ * aiod understands LOCAL_READS: the module reports the reads it made on its
+ * own descriptor instead of asking aiod (rtio:random = local), so aiodctl
+ * stats shows them. An older aiod would drop the session for the unknown
+ * opcode: without the bit the client keeps its counts to itself.
+ */
+#define RTIO_FEAT_LOCAL_READS 0x0080u
 #define RTIO_FEAT_ALL       (RTIO_FEAT_WROTE | RTIO_FEAT_SHM_WRITE | RTIO_FEAT_QOS | RTIO_FEAT_HIT | \
-			     RTIO_FEAT_CREDITS | RTIO_FEAT_QOS_POLICY)
+			     RTIO_FEAT_CREDITS | RTIO_FEAT_QOS_POLICY | RTIO_FEAT_LOCAL_READS)
 
 struct rtio_hdr {
 	uint32_t magic;		/* both: RTIO_MAGIC */
@@ -235,6 +243,8 @@ struct rtio_stats_rep {
 	uint64_t qos_paced;		/* of them, published with a rate (paced now) */
 	uint64_t hit_reads;		/* reads clients copied from the cache themselves (HIT) */
 	uint64_t hit_bytes;		/* bytes of them (also in bytes_read) */
+	uint64_t local_reads;		/* reads clients made themselves, reported (LOCAL_READS) */
+	uint64_t local_bytes;		/* bytes of them (not in bytes_read: aiod returned none) */
 };
 
 /* FILE_STATS: the index-th file aiod knows; -ENOENT past the last. */
@@ -287,7 +297,9 @@ struct rtio_session_stats_rep {
 	uint32_t credits_max;		/* aiod: the connection's credit ceiling then */
 	uint32_t credits_orig;		/* aiod: smbd's own ceiling */
 	uint32_t qos_held;		/* aiod: its requests held by QoS pacing then */
-	uint8_t reserved[16];
+	/* the sums of its LOCAL_READS reports; 0 when it never sent one */
+	uint64_t local_reads;		/* aiod: reads it made itself (rtio:random = local) */
+	uint64_t local_bytes;		/* aiod: bytes they returned */
 };
 #define RTIO_LEAD_NONE UINT64_MAX
 
@@ -337,6 +349,18 @@ struct rtio_credits_req {
 	uint32_t wanted;	/* client: what the flow's slot asks for, 0 = none */
 	uint32_t held;		/* client: its requests held by pacing now */
 	uint32_t reserved0;
+};
+
+/*
+ * LOCAL_READS (queue, no reply): reads the client made on its own
+ * descriptor since its previous report (rtio_client_read_yourself() said
+ * so), sent at most once a second and when the session ends cleanly. Only
+ * for aiodctl stats and sessions: aiod decides nothing from it.
+ */
+struct rtio_local_reads_req {
+	struct rtio_hdr hdr;
+	uint64_t reads;		/* client: reads completed since the last report */
+	uint64_t bytes;		/* client: bytes they returned */
 };
 
 struct rtio_io_rep {		/* READ0, WRITE0 */
@@ -453,6 +477,7 @@ union rtio_msg {
 	struct rtio_info_rep info_rep;
 	struct rtio_io_req io_req;
 	struct rtio_credits_req credits_req;
+	struct rtio_local_reads_req local_reads_req;
 	struct rtio_io_rep io_rep;
 	struct rtio_release_req release_req;
 	struct rtio_simple_rep simple_rep;
@@ -478,7 +503,8 @@ _Static_assert(sizeof(struct rtio_close_req) == 40, "rtio_close_req");
 _Static_assert(sizeof(struct rtio_ftruncate_req) == 48, "rtio_ftruncate_req");
 _Static_assert(sizeof(struct rtio_unlink_req) == 48, "rtio_unlink_req");
 _Static_assert(sizeof(struct rtio_invalidate_req) == 56, "rtio_invalidate_req");
-_Static_assert(sizeof(struct rtio_stats_rep) == 344, "rtio_stats_rep");
+_Static_assert(sizeof(struct rtio_stats_rep) == 360, "rtio_stats_rep");
+_Static_assert(offsetof(struct rtio_stats_rep, local_reads) == 344, "rtio_stats_rep.local_reads");
 _Static_assert(sizeof(struct rtio_file_stats_req) == 40, "rtio_file_stats_req");
 _Static_assert(sizeof(struct rtio_file_stats_rep) == 208, "rtio_file_stats_rep");
 _Static_assert(sizeof(struct rtio_index_req) == 40, "rtio_index_req");
@@ -486,10 +512,13 @@ _Static_assert(sizeof(struct rtio_session_stats_rep) == 160, "rtio_session_stats
 _Static_assert(offsetof(struct rtio_session_stats_rep, bytes_read) == 56, "session.bytes_read");
 _Static_assert(offsetof(struct rtio_session_stats_rep, credits_granted) == 128,
 	       "session.credits_granted");
+_Static_assert(offsetof(struct rtio_session_stats_rep, local_reads) == 144,
+	       "session.local_reads");
 _Static_assert(sizeof(struct rtio_info_rep) == 336, "rtio_info_rep");
 _Static_assert(offsetof(struct rtio_info_rep, class_name) == 112, "rtio_info_rep.class_name");
 _Static_assert(sizeof(struct rtio_io_req) == 56, "rtio_io_req");
 _Static_assert(sizeof(struct rtio_credits_req) == 56, "rtio_credits_req");
+_Static_assert(sizeof(struct rtio_local_reads_req) == 48, "rtio_local_reads_req");
 _Static_assert(offsetof(struct rtio_io_rep, seg) == 48, "rtio_io_rep.seg");
 _Static_assert(sizeof(struct rtio_io_rep) == 48 + 16 * RTIO_MAX_SEGS, "rtio_io_rep");
 _Static_assert(sizeof(struct rtio_release_req) == 40, "rtio_release_req");
@@ -509,6 +538,7 @@ _Static_assert(sizeof(union rtio_msg) == RTIO_MSG_MAX, "rtio_msg");
 #define RTIO_MQ_MSGSIZE sizeof(struct rtio_io_rep)
 _Static_assert(sizeof(struct rtio_io_req) <= RTIO_MQ_MSGSIZE, "io_req fits a queue message");
 _Static_assert(sizeof(struct rtio_release_req) <= RTIO_MQ_MSGSIZE, "release fits");
+_Static_assert(sizeof(struct rtio_local_reads_req) <= RTIO_MQ_MSGSIZE, "local_reads fits");
 _Static_assert(sizeof(struct rtio_simple_rep) <= RTIO_MQ_MSGSIZE, "simple_rep fits");
 
 /*

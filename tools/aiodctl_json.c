@@ -153,6 +153,9 @@ json_t *aiodctl_json_session(const struct aiodctl_session *s)
 				json_integer(r->credits_orig));
 	err |= aiodctl_json_put(o, "qos_held", r->credits_orig == 0 ? json_null() :
 				json_integer(r->qos_held));
+	/* reads it made itself (rtio:random = local), as far as it reported them */
+	err |= aiodctl_json_put(o, "local_reads", aiodctl_json_u64(r->local_reads));
+	err |= aiodctl_json_put(o, "local_bytes", aiodctl_json_u64(r->local_bytes));
 	return done(o, err);
 }
 

@@ -134,6 +134,18 @@ static bool s_streams(const struct aiodctl_session *s, uint64_t *v)
 	return true;
 }
 
+static bool s_local_reads(const struct aiodctl_session *s, uint64_t *v)
+{
+	*v = s->rep.local_reads;
+	return true;
+}
+
+static bool s_local_bytes(const struct aiodctl_session *s, uint64_t *v)
+{
+	*v = s->rep.local_bytes;
+	return true;
+}
+
 static bool s_lead(const struct aiodctl_session *s, uint64_t *v)
 {
 	*v = s->rep.lead_ms;
@@ -147,6 +159,11 @@ static const struct session_metric session_metrics[] = {
 	  "Bytes this smbd wrote through aiod or reported writing.", s_written, false },
 	{ "rtio_session_requests_total", "counter", "Data requests this smbd sent.", s_requests,
 	  false },
+	{ "rtio_session_local_reads_total", "counter",
+	  "Random reads this smbd made itself, without aiod (rtio:random = local), as reported.",
+	  s_local_reads, false },
+	{ "rtio_session_local_read_bytes_total", "counter", "Bytes of those reads.",
+	  s_local_bytes, false },
 	{ "rtio_session_requests_in_flight", "gauge", "Data requests of this smbd in flight.",
 	  s_inflight, false },
 	{ "rtio_session_open_files", "gauge", "Files this smbd has registered with aiod.", s_opens,

@@ -67,18 +67,18 @@ static void credits_col(const struct rtio_session_stats_rep *r)
 	char buf[24];
 
 	if (r->credits_orig == 0) {
-		printf(" %11s %4s\n", "-", "-");
+		printf(" %11s %4s", "-", "-");
 		return;
 	}
 	snprintf(buf, sizeof(buf), "%u/%u", r->credits_granted, r->credits_max);
-	printf(" %11s %4u\n", buf, r->qos_held);
+	printf(" %11s %4u", buf, r->qos_held);
 }
 
 static int sessions_text(const struct aiodctl_snapshot *snap)
 {
-	printf("%8s %6s %-12s %-8s %10s %10s %14s %14s %8s %5s %7s %7s %11s %4s\n", "pid", "uid",
-	       "user", "client", "read_Bps", "write_Bps", "bytes_read", "bytes_written", "inflight",
-	       "opens", "streams", "lead_ms", "credits", "held");
+	printf("%8s %6s %-12s %-8s %10s %10s %14s %14s %8s %5s %7s %7s %11s %4s %11s\n", "pid",
+	       "uid", "user", "client", "read_Bps", "write_Bps", "bytes_read", "bytes_written",
+	       "inflight", "opens", "streams", "lead_ms", "credits", "held", "local_reads");
 	for (uint32_t i = 0; i < snap->n_sessions; i++) {
 		const struct aiodctl_session *s = &snap->sessions[i];
 
@@ -93,6 +93,7 @@ static int sessions_text(const struct aiodctl_snapshot *snap)
 			printf(" %7" PRIu64, s->rep.lead_ms);
 		}
 		credits_col(&s->rep);
+		printf(" %11" PRIu64 "\n", s->rep.local_reads);
 	}
 	return fflush(stdout) == 0 ? AIODCTL_EXIT_OK : AIODCTL_EXIT_FAIL;
 }

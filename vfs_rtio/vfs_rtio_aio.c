@@ -78,6 +78,7 @@ struct vfs_rtio_aio {
 	struct timespec start_time;
 	struct timespec end_time;
 	bool write_local;			/* written by smbd; aiod is told afterwards */
+	bool read_local;			/* routed to smbd's own read: aiod counts it */
 	bool notifying;				/* WROTE in flight */
 	int local_error;			/* errno of the local write, reported at the end */
 };
@@ -359,6 +360,7 @@ static void vfs_rtio_aio_submit(struct vfs_rtio_aio *a)
 		return;
 	}
 	if (path == VFS_RTIO_READ_LOCAL) {
+		a->read_local = true;
 		vfs_rtio_aio_local(a);	/* smbd's thread pool, as without the module */
 		return;
 	}
@@ -437,6 +439,9 @@ static void vfs_rtio_aio_local_done(struct tevent_req *subreq)
 	}
 	if (a->op != VFS_RTIO_OP_FSYNC) {
 		a->done += (size_t)ret;
+	}
+	if (a->read_local) {
+		vfs_rtio_session_count_local_read(a->ext->session, (size_t)ret);
 	}
 	vfs_rtio_aio_finish(a, 0);
 }

@@ -147,6 +147,24 @@ static void vfs_rtio_session_abandon_all(struct vfs_rtio_session *s, int err)
 	}
 }
 
+static ssize_t vfs_rtio_session_report_call(struct rtio_client *client, void *private_data)
+{
+	int ret = rtio_client_report_local_reads(client);
+
+	/* Without the feature there is nothing to report; a full queue loses the last second. */
+	return ret == -ENOTSUP || ret == -EAGAIN ? 0 : ret;
+}
+
+/* The session ends cleanly: what smbd read itself since the last report goes before DISCONNECT. */
+static void vfs_rtio_session_report_local_reads(struct vfs_rtio_session *s)
+{
+	ssize_t ret = vfs_rtio_session_call(s, vfs_rtio_session_report_call, NULL);
+
+	if (ret < 0 && ret != -ENOTCONN) {
+		DBG_DEBUG("rtio: last LOCAL_READS report: %s\n", strerror((int)-ret));
+	}
+}
+
 void vfs_rtio_session_put(struct vfs_rtio_session *s)
 {
 	SMB_ASSERT(s->nconn > 0);
@@ -161,6 +179,7 @@ void vfs_rtio_session_put(struct vfs_rtio_session *s)
 		SMB_ASSERT(s->depth == 0);
 		vfs_rtio_session_abandon_all(s, -ESHUTDOWN);
 		vfs_rtio_watch_stop(&s->watch);
+		vfs_rtio_session_report_local_reads(s);
 		TALLOC_FREE(s->client);	/* sends DISCONNECT */
 		DBG_DEBUG("rtio: last share of this process disconnected from aiod at %s\n",
 			  s->socket_path);
@@ -232,6 +251,23 @@ ssize_t vfs_rtio_session_call(struct vfs_rtio_session *s, vfs_rtio_session_fn fn
 	vfs_rtio_session_failed(s, ret);
 	vfs_rtio_session_leave(s);	/* may free the client */
 	return ret;
+}
+
+static ssize_t vfs_rtio_session_local_read_call(struct rtio_client *client, void *private_data)
+{
+	int ret = rtio_client_count_local_read(client, *(const size_t *)private_data);
+
+	/*
+	 * An older aiod (ENOTSUP) or a full request queue (EAGAIN: the counts
+	 * stay for the next read) is no failure of the session.
+	 */
+	return ret == -ENOTSUP || ret == -EAGAIN ? 0 : ret;
+}
+
+void vfs_rtio_session_count_local_read(struct vfs_rtio_session *s, size_t bytes)
+{
+	/* -ENOTCONN (detached, or sending killed the client) is handled by the call itself */
+	(void)vfs_rtio_session_call(s, vfs_rtio_session_local_read_call, &bytes);
 }
 
 static ssize_t vfs_rtio_session_abort_call(struct rtio_client *client, void *private_data)

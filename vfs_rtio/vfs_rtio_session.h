@@ -48,6 +48,14 @@ typedef ssize_t (*vfs_rtio_session_fn)(struct rtio_client *client, void *private
 ssize_t vfs_rtio_session_call(struct vfs_rtio_session *s, vfs_rtio_session_fn fn,
 			      void *private_data);
 
+/*
+ * A read vfs_rtio_read_route() gave to smbd itself (VFS_RTIO_READ_LOCAL)
+ * returned bytes: counted in the client and told to aiod, at most once a
+ * second (rtio_client_count_local_read()), so aiodctl stats shows it as
+ * local_reads. While detached there is nobody to tell: not counted.
+ */
+void vfs_rtio_session_count_local_read(struct vfs_rtio_session *s, size_t bytes);
+
 /* err (-errno) says the session is gone: aiod died, dropped us or stopped answering. */
 bool vfs_rtio_session_lost(ssize_t err);
 

@@ -80,6 +80,18 @@ static ssize_t vfs_rtio_sync_failover(const struct vfs_rtio_sync *io, size_t don
 	return ret == -1 ? -1 : (ssize_t)done + ret;
 }
 
+/* A read routed to smbd itself: counted for aiod's stats when it returned bytes. */
+static ssize_t vfs_rtio_sync_read_local(const struct vfs_rtio_sync *io)
+{
+	ssize_t ret = SMB_VFS_NEXT_PREAD(io->handle, io->fsp, io->call.buf, io->call.n,
+					 io->call.offset);
+
+	if (ret >= 0) {
+		vfs_rtio_session_count_local_read(io->ext->session, (size_t)ret);
+	}
+	return ret;
+}
+
 /* Through aiod (client is the fsp's, NULL when detached), the rest locally. */
 static ssize_t vfs_rtio_sync_io(struct vfs_rtio_sync *io, struct rtio_client *client)
 {
@@ -94,8 +106,7 @@ static ssize_t vfs_rtio_sync_io(struct vfs_rtio_sync *io, struct rtio_client *cl
 		case VFS_RTIO_READ_HIT:
 			return (ssize_t)io->call.n;
 		case VFS_RTIO_READ_LOCAL:
-			return SMB_VFS_NEXT_PREAD(io->handle, io->fsp, io->call.buf, io->call.n,
-						  io->call.offset);
+			return vfs_rtio_sync_read_local(io);
 		case VFS_RTIO_READ_AIOD:
 			break;
 		}

@@ -2,8 +2,11 @@
 # a stream are smbd's own while aiod has no admitted stream (nothing on the
 # device is owed a rate); while a stream plays, every read goes to aiod again,
 # so its deadlines order them. Counted with aiod's passthrough_reads (a random
-# miss aiod read for smbd) against the reads the random client made.
-# (t_randio checks such reads byte for byte against writes.)
+# miss aiod read for smbd) against the reads the random client made. The reads
+# smbd made itself reach aiod's stats anyway (local_reads, reported once a
+# second and at the session's end): with the no-stream phases' connection
+# gone, local_reads plus the reads aiod answered (bytes_read / 4 KiB) is the
+# client's count. (t_randio checks such reads byte for byte against writes.)
 #
 # Copyright (C) 2026 rtio developers
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -21,17 +24,59 @@ priv_stat() {
 	"$BUILD/aiodctl" -s "$PRIV_SOCK" stats | awk -F= -v k="$1" '$1 == k {print $2}'
 }
 
-# random_phase PORT TAG: "READS VIA_AIOD": 2 s of random reads, and how many aiod read for smbd
+# priv_stats KEY...: the values of the keys, in that order, from one aiodctl stats
+priv_stats() {
+	local out k
+	out=$("$BUILD/aiodctl" -s "$PRIV_SOCK" stats) || return 1
+	for k in "$@"; do
+		awk -F= -v k="$k" '$1 == k {v = $2} END {printf "%s ", v == "" ? 0 : v}' <<< "$out"
+	done
+}
+
+# until_sessions_at_most N: wait (10 s at most) until aiod has no more than N sessions
+until_sessions_at_most() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[ "$(priv_stat sessions)" -le "$1" ] && return 0
+		sleep 0.1
+	done
+	echo "aiod still has $(priv_stat sessions) sessions, wanted at most $1"
+	return 1
+}
+
+# random_phase PORT TAG: "READS VIA_AIOD LOCAL LOCAL_BYTES SERVED": 2 s of random reads; how
+# many aiod read for smbd (pass-through), smbd read itself and reported (and their bytes), and
+# aiod answered (bytes_read / 4 KiB, hits included), counted once the client's smbd left aiod
 random_phase() {
-	local p0 n p1
-	p0=$(priv_stat passthrough_reads)
+	local s0 n b0 b1
+	s0=$(priv_stat sessions)
+	read -r -a b0 <<< "$(priv_stats passthrough_reads local_reads local_bytes bytes_read)"
 	n=$(random_reads "$1" 2 "$2") || return 1
-	p1=$(priv_stat passthrough_reads)
-	echo "${n:-0} $((${p1:-0} - ${p0:-0}))"
+	# the last report goes when smbd's session ends: the client is gone, its smbd follows
+	until_sessions_at_most "${s0:-0}" >&2 || return 1
+	read -r -a b1 <<< "$(priv_stats passthrough_reads local_reads local_bytes bytes_read)"
+	echo "${n:-0} $((b1[0] - b0[0])) $((b1[1] - b0[1])) $((b1[2] - b0[2])) $(((b1[3] - b0[3]) / 4096))"
+}
+
+# check_local_counted READS LOCAL LOCAL_BYTES SERVED: every read is local or aiod's, and counted.
+# In principle exact (each 4 KiB read is one smbd read, and the last report goes with the
+# session's end, which random_phase waited for); 1 % (at least 2) leaves room for a read aiod
+# gave up half way (smbd finishes it: neither counts it) or a report that met a full queue,
+# but not for a lost periodic report (a second of reads, about half of a 2 s phase).
+check_local_counted() {
+	local n=$1 local=$2 lbytes=$3 served=$4 tol diff
+	tol=$((n / 100 > 2 ? n / 100 : 2))
+	diff=$((local + served - n))
+	echo "  aiod's stats: local_reads $local ($lbytes bytes) + reads aiod answered $served =" \
+		"$((local + served)) of the client's $n (tolerance $tol)"
+	[ "$local" -gt 0 ] || { echo "  no local read reached aiod's stats"; return 1; }
+	[ "$lbytes" -eq $((local * 4096)) ] ||
+		{ echo "  local_bytes $lbytes is not local_reads x 4 KiB"; return 1; }
+	[ "${diff#-}" -le "$tol" ] || { echo "  off by $diff reads"; return 1; }
 }
 
 t_random() {
-	local port=$((IT_PORT + 8)) rc=0 out n alone during after spid
+	local port=$((IT_PORT + 8)) rc=0 out n alone during after spid local lbytes served
 	# 64M cache: files over 8 MiB are "large"; big.bin is 96 MiB, so a random
 	# read lands within two blocks of the previous one about 1 time in 24
 	it_private random "$port" '[stream.hd]\nmatch = *.mxf\nbitrate = 100M\nprebuffer_ms = 1000' ''
@@ -40,10 +85,11 @@ t_random() {
 	chmod a+r "$PRIV_DIR/share/big.bin" "$PRIV_DIR/share/clip.mxf"
 
 	out=$(random_phase "$port" alone) || rc=1
-	read -r n alone <<< "${out:-0 0}"
+	read -r n alone local lbytes served <<< "${out:-0 0 0 0 0}"
 	echo "no stream: $n random reads, $alone of them read by aiod"
 	[ "${n:-0}" -ge 100 ] || { echo "too few reads to judge"; rc=1; }
 	[ $((alone * 4)) -lt "${n:-0}" ] || { echo "random reads went to aiod with no stream open"; rc=1; }
+	check_local_counted "${n:-0}" "${local:-0}" "${lbytes:-0}" "${served:-0}" || rc=1
 
 	# a paced stream plays meanwhile: admitted, so reads are aiod's
 	"$BUILD/rtio-stream" --url "smb://127.0.0.1:$port/s/clip.mxf" --user "$IT_USER%$IT_PASS" \
@@ -53,8 +99,8 @@ t_random() {
 	sleep 1
 	[ "$(priv_stat streams)" = 1 ] || { echo "the stream was not admitted: $(priv_stat streams)"; rc=1; }
 	out=$(random_phase "$port" during) || rc=1
-	read -r n during <<< "${out:-0 0}"
-	echo "stream playing: $n random reads, $during of them read by aiod"
+	read -r n during local lbytes served <<< "${out:-0 0 0 0 0}"
+	echo "stream playing: $n random reads, $during of them read by aiod, $local local_reads"
 	[ "${n:-0}" -ge 100 ] || { echo "too few reads to judge"; rc=1; }
 	[ $((during * 4)) -ge $((${n:-0} * 3)) ] ||
 		{ echo "random reads bypassed aiod while a stream was admitted"; rc=1; }
@@ -64,10 +110,11 @@ t_random() {
 
 	# the stream closed: smbd's own again
 	out=$(random_phase "$port" after) || rc=1
-	read -r n after <<< "${out:-0 0}"
+	read -r n after local lbytes served <<< "${out:-0 0 0 0 0}"
 	echo "stream closed: $n random reads, $after of them read by aiod"
 	[ "${n:-0}" -ge 100 ] || { echo "too few reads to judge"; rc=1; }
 	[ $((after * 4)) -lt "${n:-0}" ] || { echo "random reads stayed with aiod after the stream closed"; rc=1; }
+	check_local_counted "${n:-0}" "${local:-0}" "${lbytes:-0}" "${served:-0}" || rc=1
 	it_private_stop
 	return $rc
 }

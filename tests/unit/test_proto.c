@@ -93,6 +93,11 @@ static void test_proto_read1_has_no_reply(void **state)
 {
 	(void)state;
 	assert_int_equal(rtio_msg_expected_len(RTIO_OP_READ1, 1), 0);
+	/* the module's report of its own reads: one-way too */
+	assert_int_equal(rtio_msg_expected_len(RTIO_OP_LOCAL_READS, 1), 0);
+	assert_int_equal(rtio_msg_expected_len(RTIO_OP_LOCAL_READS, 0),
+			 sizeof(struct rtio_local_reads_req));
+	assert_string_equal(rtio_op_name(RTIO_OP_LOCAL_READS), "LOCAL_READS");
 	assert_string_equal(rtio_op_name(RTIO_OP_WRITE1), "WRITE1");
 	assert_string_equal(rtio_op_name(999), "?");
 }

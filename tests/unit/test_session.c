@@ -1427,6 +1427,299 @@ static void test_monitor_lists_sessions_and_info(void **state)
 }
 
 /*
+ * LOCAL_READS: the reads the module made itself (rtio:random = local) reach
+ * aiod's stats and the session's counters. The first count is reported at
+ * once, the next ones wait (one message a second, not one a read) until a
+ * second passed or the session ends cleanly.
+ */
+struct local_run {
+	struct client_run w;
+	struct rtio_session_stats_rep first, held, reported, timed;
+	int counts[6];
+};
+
+/* The session's counters once aiod answered a read queued behind the reports. */
+static int local_look(struct rtio_client *c, struct rtio_client *mon, uint64_t file_id,
+		      uint8_t *buf, struct rtio_session_stats_rep *out)
+{
+	ssize_t n = rtio_client_pread(c, file_id, buf, 4096, 0);
+
+	if (n != 4096) {
+		return n < 0 ? (int)n : -EIO;
+	}
+	return rtio_client_session_stats(mon, 0, out);
+}
+
+static void *local_reads_main(void *arg)
+{
+	struct local_run *l = arg;
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct rtio_client *c = NULL, *mon = NULL;
+	struct rtio_file rf;
+	uint8_t *buf = talloc_size(mem, 4096);
+	struct timespec second = { .tv_sec = 1, .tv_nsec = 100000000 };
+	int fd = -1, ret;
+
+	ret = buf == NULL ? -ENOMEM :
+	      client_open(mem, l->w.f, l->w.f->path, O_RDONLY, l->w.name, 0, &c, &fd, &rf);
+	if (ret == 0) {
+		ret = rtio_client_monitor_connect(mem, l->w.f->sock, 5000, &mon);
+	}
+	if (ret == 0) {
+		l->counts[0] = rtio_client_count_local_read(c, 100);	/* none reported yet: sent */
+		ret = local_look(c, mon, rf.file_id, buf, &l->first);
+	}
+	if (ret == 0) {
+		l->counts[1] = rtio_client_count_local_read(c, 200);	/* within the second: held */
+		l->counts[2] = rtio_client_count_local_read(c, 300);
+		ret = local_look(c, mon, rf.file_id, buf, &l->held);
+	}
+	if (ret == 0) {
+		ret = rtio_client_report_local_reads(c);	/* what a clean end sends */
+	}
+	if (ret == 0) {
+		ret = local_look(c, mon, rf.file_id, buf, &l->reported);
+	}
+	if (ret == 0) {
+		l->counts[3] = rtio_client_count_local_read(c, 50);
+		ret = nanosleep(&second, NULL) == 0 ? 0 : -errno;
+	}
+	if (ret == 0) {
+		l->counts[4] = rtio_client_count_local_read(c, 70);	/* a second later: sent */
+		ret = local_look(c, mon, rf.file_id, buf, &l->timed);
+	}
+	if (ret == 0) {
+		/* the module's clean end (vfs_rtio_session_put): report, then DISCONNECT */
+		l->counts[5] = rtio_client_count_local_read(c, 1000);
+		ret = rtio_client_report_local_reads(c);
+	}
+	client_end(&l->w, ret, mem, fd);
+	return NULL;
+}
+
+static void test_local_reads_reported_once_a_second(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_ctx *ctx = f->ctx;
+	struct local_run l = { .w = { .f = f, .name = "big.bin" } };
+
+	run_client(f, local_reads_main, &l.w);
+	for (unsigned i = 0; i < 6; i++) {
+		assert_int_equal(l.counts[i], 0);
+	}
+	assert_int_equal(l.first.local_reads, 1);
+	assert_int_equal(l.first.local_bytes, 100);
+	assert_int_equal(l.held.local_reads, 1);	/* 2 more counted, not yet told */
+	assert_int_equal(l.held.local_bytes, 100);
+	assert_int_equal(l.reported.local_reads, 3);
+	assert_int_equal(l.reported.local_bytes, 600);
+	assert_int_equal(l.timed.local_reads, 5);
+	assert_int_equal(l.timed.local_bytes, 720);
+	/* aiod's totals hold the last report too, taken before the session's DISCONNECT */
+	until_no_sessions(ctx);
+	assert_int_equal(ctx->st.local_reads, 6);
+	assert_int_equal(ctx->st.local_bytes, 1720);
+	assert_int_equal(ctx->st.protocol_errors, 0);
+	/* local bytes are not aiod's: the reads aiod answered (4 of 4 KiB) are all it returned */
+	assert_int_equal(ctx->st.bytes_read, 4 * 4096);
+	drain(ctx);
+}
+
+/*
+ * A full request queue keeps the counts: aiod's loop stands still while the
+ * client fills its queue with reports; the one that finds no room is kept
+ * and goes with the next report once aiod took the others.
+ */
+static void *local_full_main(void *arg)
+{
+	struct local_run *l = arg;
+	struct fixture *f = l->w.f;
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct rtio_client *c = NULL;
+	char byte = 'q';
+	int ret, sent = 0, full = 0;
+
+	ret = rtio_client_connect(mem, f->sock, "unit", 5000, &c);
+	/* connected: the test stops aiod's loop once it sees this */
+	if (write(f->ready[1], &byte, 1) != 1 && ret == 0) {
+		ret = -errno;
+	}
+	while (ret == 0 && sent < 100000) {
+		/* one read per report: only the first is due by the clock, so send them by hand */
+		ret = rtio_client_count_local_read(c, 10);
+		if (ret == 0) {
+			ret = rtio_client_report_local_reads(c);
+		}
+		if (ret == -EAGAIN) {
+			full = 1;
+			ret = 0;
+			break;
+		}
+		sent += ret == 0;
+	}
+	l->counts[0] = sent;
+	l->counts[1] = full;
+	if (ret == 0) {
+		l->counts[2] = rtio_client_count_local_read(c, 10);	/* kept with the unsent one */
+	}
+	/* the queue is full: the test lets aiod's loop take it, then says so */
+	if (write(f->ready[1], &byte, 1) != 1 && ret == 0) {
+		ret = -errno;
+	}
+	if (read(f->finish[0], &byte, 1) != 1 && ret == 0) {
+		ret = -errno;
+	}
+	if (ret == 0) {
+		ret = rtio_client_report_local_reads(c);
+	}
+	client_end(&l->w, ret, mem, -1);
+	return NULL;
+}
+
+static void test_local_reads_kept_when_queue_full(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_ctx *ctx = f->ctx;
+	struct local_run l = { .w = { .f = f, .name = "x" } };
+	pthread_t t;
+	char byte = 'f';
+	uint64_t sent, taken;
+
+	f->client_ready = false;
+	assert_non_null(tevent_add_fd(ctx->ev, ctx, f->ready[0], TEVENT_FD_READ, ready_handler, f));
+	assert_int_equal(pthread_create(&t, NULL, local_full_main, &l), 0);
+	for (int i = 0; i < 1000 && !f->client_ready; i++) {
+		loop_once(ctx);
+	}
+	assert_true(f->client_ready);
+	/* aiod's loop stands still until the client filled its queue */
+	assert_int_equal(read(f->ready[0], &byte, 1), 1);
+	sent = (uint64_t)l.counts[0];
+	for (int i = 0; i < 1000 && ctx->st.local_reads < sent; i++) {
+		loop_once(ctx);
+	}
+	taken = ctx->st.local_reads;
+	assert_int_equal(write(f->finish[1], &byte, 1), 1);
+	assert_int_equal(read(f->ready[0], &byte, 1), 1);	/* client_end */
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(l.w.error, 0);
+	assert_int_equal(l.counts[1], 1);	/* the queue did fill up */
+	assert_true(sent >= 1);
+	assert_int_equal(l.counts[2], 0);
+	assert_int_equal(taken, sent);
+	until_no_sessions(ctx);
+	/* nothing lost: the refused report and the read counted after it came with the last */
+	assert_int_equal(ctx->st.local_reads, sent + 2);
+	assert_int_equal(ctx->st.local_bytes, 10 * (sent + 2));
+}
+
+/*
+ * LOCAL_READS from a raw client: a wrong length is a protocol error counted
+ * (the session lives on), and a report queued when DISCONNECT is read (here
+ * even after it was sent: aiod's loop stood still) is taken before the
+ * session goes.
+ */
+struct raw_local_run {
+	struct client_run w;
+	uint64_t reads, bytes;		/* what the valid reports sent, each */
+};
+
+static int raw_local_send(struct raw_client *r, uint32_t len, uint64_t reads, uint64_t bytes)
+{
+	struct rtio_local_reads_req m;
+
+	memset(&m, 0, sizeof(m));
+	rtio_hdr_init(&m.hdr, RTIO_OP_LOCAL_READS, len, 0);
+	m.reads = reads;
+	m.bytes = bytes;
+	return mq_send(r->reqq, (const char *)&m, len, 0) == 0 ? 0 : -errno;
+}
+
+static void *raw_local_main(void *arg)
+{
+	struct raw_local_run *l = arg;
+	struct fixture *f = l->w.f;
+	struct raw_client r;
+	union rtio_msg rep;
+	struct rtio_hdr h;
+	uint64_t id = 0;
+	char byte = 'r';
+	int fd = -1, ret;
+
+	ret = raw_connect(f, &r);
+	if (ret == 0) {
+		fd = open(f->path, O_RDONLY | O_CLOEXEC);
+		ret = fd < 0 ? -errno : raw_open(&r, fd, &id);
+	}
+	if (ret == 0) {
+		ret = raw_local_send(&r, sizeof(struct rtio_hdr) + 8, 1000, 1000);	/* cut short */
+	}
+	if (ret == 0) {
+		ret = raw_local_send(&r, sizeof(struct rtio_local_reads_req), l->reads, l->bytes);
+	}
+	/* a READ0 behind them: answered after both were handled, by a session still alive */
+	if (ret == 0) {
+		ret = raw_send(&r, RTIO_OP_READ0, 7, id, 0, 4096, 1000);
+	}
+	if (ret == 0) {
+		ret = raw_reply(&r, &rep);
+	}
+	if (ret == 0) {
+		ret = rep.hdr.result == 4096 ? 0 : -EIO;
+	}
+	if (write(f->ready[1], &byte, 1) != 1 && ret == 0) {
+		ret = -errno;
+	}
+	if (ret == 0 && read(f->finish[0], &byte, 1) != 1) {
+		ret = -errno;
+	}
+	/* DISCONNECT first, the last report after it, both before aiod's loop turns again */
+	if (ret == 0) {
+		rtio_hdr_init(&h, RTIO_OP_DISCONNECT, sizeof(h), 8);
+		ret = rtio_sock_send(r.sock, &h, sizeof(h), NULL, 0);
+	}
+	if (ret == 0) {
+		ret = raw_local_send(&r, sizeof(struct rtio_local_reads_req), l->reads, l->bytes);
+	}
+	raw_close(&r);
+	if (fd >= 0) {
+		close(fd);
+	}
+	l->w.error = ret;
+	return NULL;
+}
+
+static void test_local_reads_malformed_and_at_disconnect(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_ctx *ctx = f->ctx;
+	struct raw_local_run l = { .w = { .f = f, .name = "raw.bin" }, .reads = 7, .bytes = 7000 };
+	uint64_t perr = ctx->st.protocol_errors;
+	pthread_t t;
+	char byte = 'f';
+
+	f->client_ready = false;
+	assert_non_null(tevent_add_fd(ctx->ev, ctx, f->ready[0], TEVENT_FD_READ, ready_handler, f));
+	assert_int_equal(pthread_create(&t, NULL, raw_local_main, &l), 0);
+	for (int i = 0; i < 1000 && !f->client_ready; i++) {
+		loop_once(ctx);
+	}
+	assert_true(f->client_ready);
+	assert_int_equal(ctx->st.protocol_errors - perr, 1);
+	assert_int_equal(ctx->st.local_reads, 7);
+	assert_int_equal(ctx->st.local_bytes, 7000);
+	assert_int_equal(ctx->nsessions, 1);	/* a malformed report ends nothing */
+	assert_int_equal(write(f->finish[1], &byte, 1), 1);
+	assert_int_equal(pthread_join(t, NULL), 0);	/* both sent, the loop stood still */
+	assert_int_equal(l.w.error, 0);
+	until_no_sessions(ctx);
+	assert_int_equal(ctx->st.local_reads, 14);
+	assert_int_equal(ctx->st.local_bytes, 14000);
+	assert_int_equal(ctx->st.protocol_errors - perr, 1);
+	drain(ctx);
+}
+
+/*
  * QOS_POLICY: the matched rule's values from an aiod that grants
  * RTIO_FEAT_QOS_POLICY; without the bit (an older aiod) the client answers
  * -EOPNOTSUPP without sending, and the session lives on.
@@ -1523,6 +1816,12 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_dataplane_session_pin_quota, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_monitor_lists_sessions_and_info, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_qos_policy_only_when_granted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_local_reads_reported_once_a_second, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_local_reads_kept_when_queue_full, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_local_reads_malformed_and_at_disconnect, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_listener_monitor_beyond_max_sessions, setup,
 						teardown),
 	};
