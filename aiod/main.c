@@ -414,6 +414,7 @@ int main(int argc, char **argv)
 		talloc_free(ctx);
 		return 1;
 	}
+	aiod_region_start_heartbeat(ctx);
 	ctx->cache = aiod_region_cache(ctx);
 	ctx->engine = ctx->cache == NULL ? NULL :
 		      aiod_engine_create(ctx, ctx->ev, ctx->cfg->queue_depth, ctx->region.blocks,

@@ -32,6 +32,7 @@
 #include "log.h"
 #include "rtio_shm.h"
 #include "region.h"
+#include "clock.h"
 #include "cache_dir.h"
 
 /* KiB of shared memory this process maps with huge pages (smaps_rollup), 0 if unknown. */
@@ -179,4 +180,32 @@ void aiod_region_destroy(struct aiod_region *r)
 		close(r->ro_fd);
 		r->ro_fd = -1;
 	}
+}
+
+/*
+ * The event loop's heartbeat in the region header: a client whose request
+ * waits sees that aiod is busy, not hung (rtio_shm.h heartbeat_ns).
+ */
+static void region_heartbeat(struct tevent_context *ev, struct tevent_timer *te,
+			     struct timeval now, void *private_data)
+{
+	struct aiod_ctx *ctx = private_data;
+	struct rtio_shm_header *h = (struct rtio_shm_header *)ctx->region.base;
+
+	(void)te;
+	(void)now;
+	if (h == NULL) {
+		return;	/* the region is gone: aiod is ending */
+	}
+	__atomic_store_n(&h->heartbeat_ns, aiod_now_ns(), __ATOMIC_RELEASE);
+	if (tevent_add_timer(ev, ctx, tevent_timeval_current_ofs(0, RTIO_SHM_HEARTBEAT_MS * 1000),
+			     region_heartbeat, ctx) == NULL) {
+		/* clients then treat a long wait as a hung aiod, as without a heartbeat */
+		AIOD_ERR("out of memory: the region's heartbeat stops");
+	}
+}
+
+void aiod_region_start_heartbeat(struct aiod_ctx *ctx)
+{
+	region_heartbeat(ctx->ev, NULL, tevent_timeval_zero(), ctx);
 }

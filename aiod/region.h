@@ -17,6 +17,8 @@ void aiod_region_destroy(struct aiod_region *r);
  * directory for clients (cache_dir.h). NULL when out of memory.
  */
 struct aiod_cache *aiod_region_cache(struct aiod_ctx *ctx);
+/* Write the event loop's heartbeat into the region header now and every RTIO_SHM_HEARTBEAT_MS. */
+void aiod_region_start_heartbeat(struct aiod_ctx *ctx);
 /*
  * Tell clients whether they may read random misses themselves
  * (rtio_shm_header.random_local); admission.c decides. A no-op before the

@@ -190,6 +190,13 @@ ssize_t rtio_client_read_cached(struct rtio_client *c, const struct rtio_file *f
  */
 bool rtio_client_read_yourself(const struct rtio_client *c, const struct rtio_file *f,
 			       uint64_t file_size, uint64_t prev_end, off_t off, size_t n);
+/*
+ * How long ago aiod's event loop last beat (rtio_shm_header.heartbeat_ns),
+ * in ms; -1 when unknown (no region, or an aiod without a heartbeat). A
+ * request that waits while this stays small waits behind the device's work,
+ * not on a hung aiod.
+ */
+int64_t rtio_client_aiod_silent_ms(const struct rtio_client *c);
 
 /*
  * Read without copying: on success p describes up to n bytes at off, pinned

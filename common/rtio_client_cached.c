@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <string.h>
+#include <time.h>
 
 #include "rtio_client_priv.h"
 #include "rtio_queue.h"
@@ -104,4 +105,21 @@ bool rtio_client_read_yourself(const struct rtio_client *c, const struct rtio_fi
 		return false;	/* aiod caches it whole: its random re-reads hit */
 	}
 	return __atomic_load_n(&h->random_local, __ATOMIC_ACQUIRE) == 1;
+}
+
+int64_t rtio_client_aiod_silent_ms(const struct rtio_client *c)
+{
+	const struct rtio_shm_header *h = (const struct rtio_shm_header *)c->shm;
+	uint64_t beat, now;
+	struct timespec ts;
+
+	if (h == NULL || clock_gettime(CLOCK_MONOTONIC, &ts) != 0) {
+		return -1;
+	}
+	beat = __atomic_load_n(&h->heartbeat_ns, __ATOMIC_ACQUIRE);
+	if (beat == 0) {
+		return -1;	/* an aiod without a heartbeat */
+	}
+	now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return now > beat ? (int64_t)((now - beat) / 1000000) : 0;
 }

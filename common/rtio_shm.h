@@ -64,10 +64,20 @@ struct rtio_shm_header {
 	 * meanwhile whose invalidation it may not see yet.
 	 */
 	uint64_t watch_seq;
-	uint8_t reserved[4024];
+	/*
+	 * aiod: CLOCK_MONOTONIC (ns) of its event loop's last heartbeat, every
+	 * RTIO_SHM_HEARTBEAT_MS. A client whose request waits tells a busy aiod
+	 * (a fresh heartbeat: the request is queued behind the device's work,
+	 * and reading it itself would only add seeks) from a hung one. 0: an
+	 * older aiod that has none.
+	 */
+	uint64_t heartbeat_ns;
+	uint8_t reserved[4016];
 };
 _Static_assert(sizeof(struct rtio_shm_header) == RTIO_SHM_DIR_OFF, "rtio_shm_header");
 _Static_assert(offsetof(struct rtio_shm_header, dir_off) == 40, "rtio_shm_header.dir_off");
+_Static_assert(offsetof(struct rtio_shm_header, heartbeat_ns) == 72, "rtio_shm_header.heartbeat_ns");
+#define RTIO_SHM_HEARTBEAT_MS 100
 
 /* One cache block as clients see it. Written by aiod only. */
 struct rtio_shm_dirent {

@@ -97,7 +97,11 @@ bool vfs_rtio_session_no_room(const struct vfs_rtio_session *s);
 struct tevent_context *vfs_rtio_session_ev(const struct vfs_rtio_session *s);
 /* rtio:timeout of the session (that of the first share to connect). */
 int vfs_rtio_session_timeout_ms(const struct vfs_rtio_session *s);
-/* ms since aiod last answered one of our async requests (or since the attach). */
+/*
+ * ms since aiod last answered one of our async requests (or since the
+ * attach), or since its event loop last beat in the shared region if that
+ * is more recent: how long aiod has been silent, not merely busy.
+ */
 int64_t vfs_rtio_session_silent_ms(const struct vfs_rtio_session *s);
 
 /*

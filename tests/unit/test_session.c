@@ -799,6 +799,52 @@ static void *random_reader_main(void *arg)
 	return NULL;
 }
 
+/*
+ * aiod's heartbeat in the region tells a busy aiod from a hung one: fresh
+ * while its loop runs, unknown (-1) from an aiod that never beat.
+ */
+static void *heartbeat_main(void *arg)
+{
+	struct client_run *w = arg;
+	struct fixture *f = w->f;
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct rtio_client *c = NULL;
+	struct rtio_file rf;
+	int fd = -1, ret;
+	int64_t ms;
+
+	ret = client_open(mem, f, f->path, O_RDONLY, "big.bin", 0, &c, &fd, &rf);
+	ms = ret == 0 ? rtio_client_aiod_silent_ms(c) : -1;
+	if (ret == 0 && (ms < 0 || ms > 1000)) {
+		ret = -EPROTO;	/* the loop ran a moment ago */
+	}
+	if (ret == 0) {
+		struct rtio_shm_header *h = (struct rtio_shm_header *)f->ctx->region.base;
+
+		/* an aiod without a heartbeat; and one stopped 5 s ago */
+		__atomic_store_n(&h->heartbeat_ns, 0, __ATOMIC_RELEASE);
+		if (rtio_client_aiod_silent_ms(c) != -1) {
+			ret = -EPROTO;
+		}
+		__atomic_store_n(&h->heartbeat_ns, aiod_now_ns() - 5000000000ull, __ATOMIC_RELEASE);
+		ms = rtio_client_aiod_silent_ms(c);
+		if (ms < 4900 || ms > 6000) {
+			ret = -EPROTO;
+		}
+	}
+	client_end(w, ret, mem, fd);
+	return NULL;
+}
+
+static void test_heartbeat_in_region(void **state)
+{
+	struct fixture *f = *state;
+	struct client_run w = { .f = f, .name = "big.bin" };
+
+	aiod_region_start_heartbeat(f->ctx);
+	run_client(f, heartbeat_main, &w);
+}
+
 static void test_random_reads_left_to_the_client(void **state)
 {
 	struct fixture *f = *state;
@@ -1802,6 +1848,7 @@ int main(int argc, char **argv)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_first_stream_reads_are_not_misses, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_heartbeat_in_region, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random_reads_left_to_the_client, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_session_flood_wrote_unread_replies, setup,
