@@ -36,6 +36,7 @@
 #ifndef AIOD_H
 #define AIOD_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -74,6 +75,11 @@ struct aiod_region {
 	uint32_t block_size;
 	uint32_t nblocks;
 	bool locked;
+	/* region.c: the heartbeat thread, and the event loop's own beat it checks */
+	pthread_t beat_thread;
+	bool beat_running;
+	uint64_t loop_ns;		/* atomic: the loop's last beat */
+	uint32_t beat_stop;		/* atomic: 1 asks the thread to end */
 };
 
 /* One file, shared by every session that opened it. */

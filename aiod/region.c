@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "aiod.h"
@@ -166,8 +167,18 @@ struct aiod_cache *aiod_region_cache(struct aiod_ctx *ctx)
 	return c;
 }
 
+void aiod_region_stop_heartbeat(struct aiod_region *r)
+{
+	if (r->beat_running) {
+		__atomic_store_n(&r->beat_stop, 1, __ATOMIC_RELEASE);
+		(void)pthread_join(r->beat_thread, NULL);
+		r->beat_running = false;
+	}
+}
+
 void aiod_region_destroy(struct aiod_region *r)
 {
+	aiod_region_stop_heartbeat(r);
 	if (r->base != NULL) {
 		munmap(r->base, r->size);
 		r->base = NULL;
@@ -183,29 +194,62 @@ void aiod_region_destroy(struct aiod_region *r)
 }
 
 /*
- * The event loop's heartbeat in the region header: a client whose request
- * waits sees that aiod is busy, not hung (rtio_shm.h heartbeat_ns).
+ * The heartbeat in the region header (rtio_shm.h heartbeat_ns): a client
+ * whose request waits sees that aiod is busy, not hung. A thread writes it
+ * every RTIO_SHM_HEARTBEAT_MS while the event loop has beaten within
+ * AIOD_LOOP_STALL_MS: the loop itself may block for a moment (an open or an
+ * fstat on a filesystem that is busy serving the reads the clients wait
+ * for; seven streams opened at once on the emulated disk kept it from
+ * beating for over half a second, and their clients went around aiod), but
+ * a loop stuck for longer, or a stopped aiod, stops the heartbeat.
  */
-static void region_heartbeat(struct tevent_context *ev, struct tevent_timer *te,
+#define AIOD_LOOP_STALL_MS 2000
+
+static void *region_beat_thread(void *arg)
+{
+	struct aiod_region *r = arg;
+	struct rtio_shm_header *h = (struct rtio_shm_header *)r->base;
+	const struct timespec tick = { 0, RTIO_SHM_HEARTBEAT_MS * 1000000L };
+
+	while (__atomic_load_n(&r->beat_stop, __ATOMIC_ACQUIRE) == 0) {
+		uint64_t now = aiod_now_ns();
+
+		if (now - __atomic_load_n(&r->loop_ns, __ATOMIC_ACQUIRE) <
+		    AIOD_LOOP_STALL_MS * 1000000ull) {
+			__atomic_store_n(&h->heartbeat_ns, now, __ATOMIC_RELEASE);
+		}
+		(void)nanosleep(&tick, NULL);	/* EINTR only shortens a beat */
+	}
+	return NULL;
+}
+
+static void region_loop_beat(struct tevent_context *ev, struct tevent_timer *te,
 			     struct timeval now, void *private_data)
 {
 	struct aiod_ctx *ctx = private_data;
-	struct rtio_shm_header *h = (struct rtio_shm_header *)ctx->region.base;
 
 	(void)te;
 	(void)now;
-	if (h == NULL) {
-		return;	/* the region is gone: aiod is ending */
-	}
-	__atomic_store_n(&h->heartbeat_ns, aiod_now_ns(), __ATOMIC_RELEASE);
+	__atomic_store_n(&ctx->region.loop_ns, aiod_now_ns(), __ATOMIC_RELEASE);
 	if (tevent_add_timer(ev, ctx, tevent_timeval_current_ofs(0, RTIO_SHM_HEARTBEAT_MS * 1000),
-			     region_heartbeat, ctx) == NULL) {
-		/* clients then treat a long wait as a hung aiod, as without a heartbeat */
-		AIOD_ERR("out of memory: the region's heartbeat stops");
+			     region_loop_beat, ctx) == NULL) {
+		/* the thread's check then stops the heartbeat: clients treat aiod as hung */
+		AIOD_ERR("out of memory: the event loop's beat stops");
 	}
 }
 
 void aiod_region_start_heartbeat(struct aiod_ctx *ctx)
 {
-	region_heartbeat(ctx->ev, NULL, tevent_timeval_zero(), ctx);
+	struct aiod_region *r = &ctx->region;
+	int ret;
+
+	region_loop_beat(ctx->ev, NULL, tevent_timeval_zero(), ctx);
+	__atomic_store_n(&r->beat_stop, 0, __ATOMIC_RELEASE);
+	ret = pthread_create(&r->beat_thread, NULL, region_beat_thread, r);
+	if (ret != 0) {
+		/* clients then wait for a silent aiod as long as for one without a heartbeat */
+		AIOD_ERR("cannot start the heartbeat thread: %s", strerror(ret));
+		return;
+	}
+	r->beat_running = true;
 }

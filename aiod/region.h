@@ -17,8 +17,13 @@ void aiod_region_destroy(struct aiod_region *r);
  * directory for clients (cache_dir.h). NULL when out of memory.
  */
 struct aiod_cache *aiod_region_cache(struct aiod_ctx *ctx);
-/* Write the event loop's heartbeat into the region header now and every RTIO_SHM_HEARTBEAT_MS. */
+/*
+ * Write aiod's heartbeat into the region header every RTIO_SHM_HEARTBEAT_MS
+ * while the event loop keeps beating (region.c); stopped by
+ * aiod_region_stop_heartbeat() or aiod_region_destroy().
+ */
 void aiod_region_start_heartbeat(struct aiod_ctx *ctx);
+void aiod_region_stop_heartbeat(struct aiod_region *r);
 /*
  * Tell clients whether they may read random misses themselves
  * (rtio_shm_header.random_local); admission.c decides. A no-op before the

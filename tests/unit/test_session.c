@@ -801,8 +801,11 @@ static void *random_reader_main(void *arg)
 
 /*
  * aiod's heartbeat in the region tells a busy aiod from a hung one: fresh
- * while its loop runs, unknown (-1) from an aiod that never beat.
+ * while aiod runs, unknown (-1) from an aiod that never beat, old from one
+ * that stopped.
  */
+static int64_t heartbeat_lo, heartbeat_hi;	/* what heartbeat_main expects */
+
 static void *heartbeat_main(void *arg)
 {
 	struct client_run *w = arg;
@@ -814,23 +817,9 @@ static void *heartbeat_main(void *arg)
 	int64_t ms;
 
 	ret = client_open(mem, f, f->path, O_RDONLY, "big.bin", 0, &c, &fd, &rf);
-	ms = ret == 0 ? rtio_client_aiod_silent_ms(c) : -1;
-	if (ret == 0 && (ms < 0 || ms > 1000)) {
-		ret = -EPROTO;	/* the loop ran a moment ago */
-	}
-	if (ret == 0) {
-		struct rtio_shm_header *h = (struct rtio_shm_header *)f->ctx->region.base;
-
-		/* an aiod without a heartbeat; and one stopped 5 s ago */
-		__atomic_store_n(&h->heartbeat_ns, 0, __ATOMIC_RELEASE);
-		if (rtio_client_aiod_silent_ms(c) != -1) {
-			ret = -EPROTO;
-		}
-		__atomic_store_n(&h->heartbeat_ns, aiod_now_ns() - 5000000000ull, __ATOMIC_RELEASE);
-		ms = rtio_client_aiod_silent_ms(c);
-		if (ms < 4900 || ms > 6000) {
-			ret = -EPROTO;
-		}
+	ms = ret == 0 ? rtio_client_aiod_silent_ms(c) : -2;
+	if (ret == 0 && (ms < heartbeat_lo || ms > heartbeat_hi)) {
+		ret = -EPROTO;
 	}
 	client_end(w, ret, mem, fd);
 	return NULL;
@@ -840,8 +829,19 @@ static void test_heartbeat_in_region(void **state)
 {
 	struct fixture *f = *state;
 	struct client_run w = { .f = f, .name = "big.bin" };
+	struct rtio_shm_header *h = (struct rtio_shm_header *)f->ctx->region.base;
 
 	aiod_region_start_heartbeat(f->ctx);
+	heartbeat_lo = 0;
+	heartbeat_hi = 1000;	/* it beat a moment ago */
+	run_client(f, heartbeat_main, &w);
+	aiod_region_stop_heartbeat(&f->ctx->region);
+	__atomic_store_n(&h->heartbeat_ns, 0, __ATOMIC_RELEASE);
+	heartbeat_lo = heartbeat_hi = -1;	/* an aiod without one */
+	run_client(f, heartbeat_main, &w);
+	__atomic_store_n(&h->heartbeat_ns, aiod_now_ns() - 5000000000ull, __ATOMIC_RELEASE);
+	heartbeat_lo = 4900;	/* stopped 5 s ago */
+	heartbeat_hi = 7000;
 	run_client(f, heartbeat_main, &w);
 }
 
