@@ -54,7 +54,7 @@ void aiod_lease_release(struct aiod_peer *p, struct aiod_lease *l)
 		 * front of the eviction order once the client let go of it,
 		 * not to the back as the most recently used.
 		 */
-		if (!l->write && l->open != NULL && b->hashed &&
+		if (!l->write && l->open != NULL &&
 		    aiod_stream_played(ctx, l->open, b->blkno, l->off + l->len)) {
 			aiod_cache_demote(ctx->cache, b);
 		}

@@ -16,10 +16,8 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <mqueue.h>
 #include <poll.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -28,7 +26,6 @@
 #include "session.h"
 #include "qos.h"
 #include "log.h"
-#include "rtio_shm.h"
 #include "rtio_queue.h"
 #include "rtio_sock.h"
 

@@ -237,7 +237,7 @@ uint64_t aiod_stream_deadline(struct aiod_ctx *ctx, struct aiod_open *o, uint64_
 	uint64_t due;
 
 	if (rate == 0) {
-		return now + (uint64_t)ctx->cfg->be_deadline_ms * 1000000ull;
+		return aiod_stream_demand_deadline(ctx, o);	/* best effort: read-ahead alike */
 	}
 	/*
 	 * The client reads about prebuffer ahead of playback, and playback is at

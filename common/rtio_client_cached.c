@@ -21,7 +21,6 @@
 #include <time.h>
 
 #include "rtio_client_priv.h"
-#include "rtio_queue.h"
 #include "rtio_shm.h"
 
 /*
@@ -72,13 +71,7 @@ ssize_t rtio_client_read_cached(struct rtio_client *c, const struct rtio_file *f
 	 * gap would look like a seek to its pattern analyzer. With the queue full
 	 * the copy is dropped and the read goes to aiod (READ0 waits for room).
 	 */
-	if (rtio_queue_send((int)c->reqq, c->qsock, &hit, sizeof(hit)) != 0) {
-		if (errno != EAGAIN && errno != EINTR) {
-			rtio_cl_kill(c, -ENOTCONN);
-		}
-		return 0;
-	}
-	return (ssize_t)n;
+	return rtio_cl_send_oneway(c, &hit, sizeof(hit)) == 0 ? (ssize_t)n : 0;
 }
 
 bool rtio_client_read_yourself(const struct rtio_client *c, const struct rtio_file *f,

@@ -386,6 +386,18 @@ void rtio_client_io_cancel(struct rtio_client_io *io)
 	/* In flight: the reply handler releases aiod's buffers and frees io. */
 }
 
+int rtio_cl_send_oneway(struct rtio_client *c, const void *msg, size_t len)
+{
+	if (rtio_queue_send((int)c->reqq, c->qsock, msg, len) == 0) {
+		return 0;
+	}
+	if (errno == EAGAIN || errno == EINTR) {
+		return -EAGAIN;
+	}
+	rtio_cl_kill(c, -ENOTCONN);
+	return -ENOTCONN;
+}
+
 /* Fire and forget, like HIT: nothing waits for aiod to take it. */
 int rtio_client_report_credits(struct rtio_client *c, uint32_t granted, uint32_t max,
 			       uint32_t orig, uint32_t wanted, uint32_t held)
@@ -402,13 +414,7 @@ int rtio_client_report_credits(struct rtio_client *c, uint32_t granted, uint32_t
 	r.orig = orig;
 	r.wanted = wanted;
 	r.held = held;
-	if (rtio_queue_send((int)c->reqq, c->qsock, &r, sizeof(r)) != 0) {
-		if (errno != EAGAIN && errno != EINTR) {
-			rtio_cl_kill(c, -ENOTCONN);
-		}
-		return -EAGAIN;
-	}
-	return 0;
+	return rtio_cl_send_oneway(c, &r, sizeof(r)) == 0 ? 0 : -EAGAIN;
 }
 
 /* One report a second at most: the reads it counts can be thousands a second. */
@@ -429,6 +435,7 @@ static int64_t coarse_now_ms(void)
 int rtio_client_report_local_reads(struct rtio_client *c)
 {
 	struct rtio_local_reads_req r;
+	int ret;
 
 	if (!c->alive || !(c->features & RTIO_FEAT_LOCAL_READS)) {
 		return -ENOTSUP;
@@ -440,12 +447,9 @@ int rtio_client_report_local_reads(struct rtio_client *c)
 	rtio_hdr_init(&r.hdr, RTIO_OP_LOCAL_READS, sizeof(r), 0);
 	r.reads = c->local_reads;
 	r.bytes = c->local_bytes;
-	if (rtio_queue_send((int)c->reqq, c->qsock, &r, sizeof(r)) != 0) {
-		if (errno != EAGAIN && errno != EINTR) {
-			rtio_cl_kill(c, -ENOTCONN);
-			return -ENOTCONN;
-		}
-		return -EAGAIN;
+	ret = rtio_cl_send_oneway(c, &r, sizeof(r));
+	if (ret != 0) {
+		return ret;
 	}
 	c->local_reads = 0;
 	c->local_bytes = 0;

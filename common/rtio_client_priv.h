@@ -120,6 +120,12 @@ int rtio_cl_control(struct rtio_client *c, void *req, size_t req_len, const int 
 
 /* ---- rtio_client_io.c ---- */
 
+/*
+ * Queue a message that has no reply (HIT, CREDITS, LOCAL_READS) without
+ * waiting: 0, -EAGAIN when the queue is full (or the send was interrupted),
+ * -ENOTCONN when the queue failed and c was killed.
+ */
+int rtio_cl_send_oneway(struct rtio_client *c, const void *msg, size_t len);
 /* Queue a message on the request queue, waiting (bounded) for room. 0 or -errno (session killed). */
 int rtio_cl_send(struct rtio_client *c, const void *msg, size_t len);
 /* Tell aiod a READ0/WRITE0 reservation named by token is no longer needed (READ1). */

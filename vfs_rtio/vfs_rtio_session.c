@@ -147,18 +147,25 @@ static void vfs_rtio_session_abandon_all(struct vfs_rtio_session *s, int err)
 	}
 }
 
-static ssize_t vfs_rtio_session_report_call(struct rtio_client *client, void *private_data)
+/* Count a local read of *bytes (private_data), or with NULL report what is counted now. */
+static ssize_t vfs_rtio_session_local_call(struct rtio_client *client, void *private_data)
 {
-	int ret = rtio_client_report_local_reads(client);
+	const size_t *bytes = private_data;
+	int ret = bytes != NULL ? rtio_client_count_local_read(client, *bytes) :
+				  rtio_client_report_local_reads(client);
 
-	/* Without the feature there is nothing to report; a full queue loses the last second. */
+	/*
+	 * An older aiod (ENOTSUP) or a full request queue (EAGAIN: the counts
+	 * stay for the next try; at the session's end the last second is lost)
+	 * is no failure of the session.
+	 */
 	return ret == -ENOTSUP || ret == -EAGAIN ? 0 : ret;
 }
 
 /* The session ends cleanly: what smbd read itself since the last report goes before DISCONNECT. */
 static void vfs_rtio_session_report_local_reads(struct vfs_rtio_session *s)
 {
-	ssize_t ret = vfs_rtio_session_call(s, vfs_rtio_session_report_call, NULL);
+	ssize_t ret = vfs_rtio_session_call(s, vfs_rtio_session_local_call, NULL);
 
 	if (ret < 0 && ret != -ENOTCONN) {
 		DBG_DEBUG("rtio: last LOCAL_READS report: %s\n", strerror((int)-ret));
@@ -253,21 +260,10 @@ ssize_t vfs_rtio_session_call(struct vfs_rtio_session *s, vfs_rtio_session_fn fn
 	return ret;
 }
 
-static ssize_t vfs_rtio_session_local_read_call(struct rtio_client *client, void *private_data)
-{
-	int ret = rtio_client_count_local_read(client, *(const size_t *)private_data);
-
-	/*
-	 * An older aiod (ENOTSUP) or a full request queue (EAGAIN: the counts
-	 * stay for the next read) is no failure of the session.
-	 */
-	return ret == -ENOTSUP || ret == -EAGAIN ? 0 : ret;
-}
-
 void vfs_rtio_session_count_local_read(struct vfs_rtio_session *s, size_t bytes)
 {
 	/* -ENOTCONN (detached, or sending killed the client) is handled by the call itself */
-	(void)vfs_rtio_session_call(s, vfs_rtio_session_local_read_call, &bytes);
+	(void)vfs_rtio_session_call(s, vfs_rtio_session_local_call, &bytes);
 }
 
 static ssize_t vfs_rtio_session_abort_call(struct rtio_client *client, void *private_data)
