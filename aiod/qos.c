@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +61,7 @@ struct aiod_qos {
 	struct tevent_timer *tick;
 	struct aiod_qos_flow_state scratch[AIOD_QOS_SLOTS];	/* qos_decide's input and output */
 	uint32_t scratch_map[AIOD_QOS_SLOTS];
-	unsigned sat_bits;	/* one bit per recent tick: requests waited for the device */
+	unsigned sat_bits;	/* one bit per recent tick: the device was busy (aiod_qos_device_busy) */
 	struct aiod_ratelimit full_log;
 };
 
@@ -369,21 +370,23 @@ static void qos_observe(struct aiod_qos *q, uint64_t now_ns)
 }
 
 /*
- * The device is the bottleneck when requests had to wait for a device slot
- * in most of the last ticks: then reservations and weights decide who gets
- * what. Otherwise only limits hold and nobody else is slowed.
+ * Whether the device is the bottleneck: busy (qos_rates.h) in most of the
+ * last QOS_SAT_TICKS ticks, so one quiet instant does not lift every share.
  */
-static bool qos_saturated(struct aiod_qos *q)
+static bool qos_saturated(struct aiod_qos *q, const struct aiod_qos_flow_state *st, size_t n)
 {
 	struct aiod_engine_stats es;
-	unsigned waited = 0;
+	unsigned busy_ticks = 0;
+	bool busy;
 
 	aiod_engine_get_stats(q->ctx->engine, &es);
-	q->sat_bits = ((q->sat_bits << 1) | (es.queued > 0)) & ((1u << QOS_SAT_TICKS) - 1);
+	busy = aiod_qos_device_busy(&(struct aiod_qos_device_seen){ .queued = es.queued,
+			.inflight = es.inflight, .streams_Bps = q->ctx->reserved_Bps }, st, n);
+	q->sat_bits = ((q->sat_bits << 1) | busy) & ((1u << QOS_SAT_TICKS) - 1);
 	for (unsigned b = q->sat_bits; b != 0; b &= b - 1) {
-		waited++;
+		busy_ticks++;
 	}
-	return waited * 2 > QOS_SAT_TICKS;
+	return busy_ticks * 2 > QOS_SAT_TICKS;
 }
 
 static void qos_publish(struct aiod_qos *q, uint64_t now_ns)
@@ -406,7 +409,6 @@ static void qos_decide(struct aiod_qos *q)
 	struct aiod_qos_device dev = {
 		.capacity_Bps = q->ctx->capacity_Bps,
 		.streams_Bps = q->ctx->reserved_Bps,
-		.saturated = qos_saturated(q),
 	};
 	size_t n = 0;
 
@@ -416,10 +418,41 @@ static void qos_decide(struct aiod_qos *q)
 			st[n++] = q->flows[i].st;
 		}
 	}
+	dev.saturated = qos_saturated(q, st, n);
 	aiod_qos_decide(&dev, st, n);
 	for (size_t k = 0; k < n; k++) {
 		q->flows[map[k]].st = st[k];
 	}
+}
+
+/*
+ * At debug level, each tick with a flow in use: what the device looked
+ * like and what every flow was given, the trace that shows why a flow got
+ * the rate it got.
+ */
+static void qos_log_tick(const struct aiod_qos *q)
+{
+	struct aiod_engine_stats es;
+	char line[1024];
+	size_t len;
+
+	if (!aiod_log_enabled(AIOD_LOG_DEBUG) || q->in_use == 0) {
+		return;
+	}
+	aiod_engine_get_stats(q->ctx->engine, &es);
+	len = (size_t)snprintf(line, sizeof(line), "QoS tick: busy ticks %x, queued %u, in flight %u",
+			       q->sat_bits, es.queued, es.inflight);
+	for (uint32_t i = 0; i < AIOD_QOS_SLOTS && len < sizeof(line); i++) {
+		const struct qos_flow *f = &q->flows[i];
+
+		if (f->in_use) {
+			len += (size_t)snprintf(line + len, sizeof(line) - len,
+						"; %s: demand %" PRIu64 " KiB/s, waiting %" PRId64 ", rate %" PRIu64 " KiB/s",
+						f->key, f->st.demand_Bps >> 10, (int64_t)f->st.seen.waiting,
+						f->st.out.rate_Bps >> 10);
+		}
+	}
+	AIOD_DEBUG("%s", line);
 }
 
 static void qos_tick(struct tevent_context *ev, struct tevent_timer *te, struct timeval now,
@@ -435,6 +468,7 @@ static void qos_tick(struct tevent_context *ev, struct tevent_timer *te, struct 
 	qos_observe(q, now_ns);
 	qos_decide(q);
 	qos_publish(q, now_ns);
+	qos_log_tick(q);
 	qos_arm(q);
 }
 

@@ -68,15 +68,28 @@ static bool qr_active(const struct aiod_qos_flow_state *s)
 	return s->demand_Bps > 0 || s->wants_more;
 }
 
-/* What an active flow asks for this tick: its measured rate plus headroom. */
+/*
+ * What an active flow asks for this tick: its measured rate plus headroom.
+ * A flow that pacing held wanted at least the rate it was paced at, even
+ * when fewer bytes were charged: its readers charge their next request
+ * only when the last completed, so a tick of waiting for the device (or a
+ * wait decided at an older, lower rate) measures less than the rate, and
+ * taking that for its demand paced it lower still, down to the minimum
+ * (best effort next to a reserved reader went from 13 MiB/s to 1 in a
+ * few ticks and got nothing for two seconds).
+ */
 static uint64_t qr_want(const struct aiod_qos_flow_state *s)
 {
-	uint64_t step = s->demand_Bps / 100 * AIOD_QOS_HEADROOM_PCT;
+	uint64_t base = s->demand_Bps, step;
 
 	if (!qr_active(s)) {
 		return 0;
 	}
-	return qr_min(qr_cap(s), s->demand_Bps + qr_max(step, AIOD_QOS_MIN_STEP_Bps));
+	if (s->wants_more && s->out.rate_Bps > base) {
+		base = s->out.rate_Bps;
+	}
+	step = base / 100 * AIOD_QOS_HEADROOM_PCT;
+	return qr_min(qr_cap(s), base + qr_max(step, AIOD_QOS_MIN_STEP_Bps));
 }
 
 /*
@@ -260,6 +273,30 @@ static uint64_t qr_active_weight(const struct aiod_qos_flow_state *flows, size_t
 		w += qr_active(&flows[i]) ? qr_weight(&flows[i]) : 0;
 	}
 	return w;
+}
+
+/* Requests of s wait on a rate its share set, not on its own limit. */
+static bool qr_held_by_share(const struct aiod_qos_flow_state *s)
+{
+	return (int64_t)s->seen.waiting > 0 && s->out.rate_Bps != 0 && s->out.rate_Bps < qr_cap(s);
+}
+
+bool aiod_qos_device_busy(const struct aiod_qos_device_seen *seen,
+			  const struct aiod_qos_flow_state *flows, size_t n)
+{
+	size_t active = 0;
+	bool held = false;
+
+	for (size_t i = 0; i < n; i++) {
+		if (qr_active(&flows[i])) {
+			active++;
+			held = held || qr_held_by_share(&flows[i]);
+		}
+	}
+	if (active < 2 && seen->streams_Bps == 0) {
+		return false;
+	}
+	return seen->queued > 0 || (seen->inflight > 0 && held);
 }
 
 void aiod_qos_decide(const struct aiod_qos_device *dev, struct aiod_qos_flow_state *flows,

@@ -99,6 +99,31 @@ struct aiod_qos_flow_state {
 void aiod_qos_observe(struct aiod_qos_flow_state *s, const struct rtio_qos_flow *f,
 		      uint64_t now_ns);
 
+/* The device at one tick instant, for aiod_qos_device_busy(). */
+struct aiod_qos_device_seen {
+	uint32_t queued;	/* requests waiting for a device slot in aiod's engine */
+	uint32_t inflight;	/* requests in the kernel */
+	uint64_t streams_Bps;	/* reserved by admitted streams and recorders */
+};
+
+/*
+ * Whether the flows (observed this tick) contend for a busy device at this
+ * instant; the caller calls the device saturated when it was busy in most
+ * of the last few ticks. Busy: requests wait in aiod's queue, or, once
+ * shares pace the flows, the device works while some flow's requests wait
+ * in its clients on a rate its share set (not on its own limit): pacing
+ * moved the queue out of aiod, the device is still the bottleneck. Counting
+ * only aiod's queue, the queue emptied because pacing worked, the next tick
+ * lifted every share, and a reserved reader's read-ahead took the whole
+ * device until the queue filled again (four best-effort readers got
+ * nothing for 2 s while it read 100+ MiB/s). Never busy for one flow alone
+ * with no stream to leave room for: it has nobody to share with, and
+ * pacing it to the configured capacity only wastes what the device does
+ * beyond it.
+ */
+bool aiod_qos_device_busy(const struct aiod_qos_device_seen *seen,
+			  const struct aiod_qos_flow_state *flows, size_t n);
+
 /* Decide every flow's out rates for this tick. */
 void aiod_qos_decide(const struct aiod_qos_device *dev, struct aiod_qos_flow_state *flows,
 		     size_t n);

@@ -273,6 +273,14 @@ static void qos_count(struct rtio_qos_flow *f, bool write, uint64_t bytes, uint6
 
 uint64_t rtio_qos_charge(struct rtio_qos_flow *f, bool write, uint64_t bytes, uint64_t now_ns)
 {
+	struct rtio_qos_hold h;
+
+	return rtio_qos_charge_hold(f, write, bytes, now_ns, &h);
+}
+
+uint64_t rtio_qos_charge_hold(struct rtio_qos_flow *f, bool write, uint64_t bytes,
+			      uint64_t now_ns, struct rtio_qos_hold *h)
+{
 	struct rtio_qos_rates r;
 	uint64_t wait;
 
@@ -283,7 +291,39 @@ uint64_t rtio_qos_charge(struct rtio_qos_flow *f, bool write, uint64_t bytes, ui
 	wait = qos_max(wait, qos_charge_dim(f, RTIO_QOS_DIM_IOPS, &r, 1, now_ns));
 	wait = wait > RTIO_QOS_MAX_WAIT_NS ? RTIO_QOS_MAX_WAIT_NS : wait;
 	qos_count(f, write, bytes, wait);
+	*h = (struct rtio_qos_hold){ .go_ns = now_ns + wait, .at = r, .write = write };
 	return wait;
+}
+
+/* The dimensions a request of direction write was charged on. */
+static bool qos_dim_charged(enum rtio_qos_dim d, bool write)
+{
+	return d != (write ? RTIO_QOS_DIM_READ : RTIO_QOS_DIM_WRITE);
+}
+
+uint64_t rtio_qos_hold_left(const struct rtio_qos_flow *f, struct rtio_qos_hold *h,
+			    uint64_t now_ns)
+{
+	struct rtio_qos_rates r;
+	uint64_t left = h->go_ns > now_ns ? h->go_ns - now_ns : 0, rescaled = 0;
+
+	qos_load_rates(f, &r);
+	if (left == 0 || memcmp(&r, &h->at, sizeof(r)) == 0) {
+		return left;
+	}
+	/* the longest of the dimensions that held it, each at its new rate */
+	for (int d = 0; d < RTIO_QOS_NDIMS; d++) {
+		uint64_t o = qos_dim_rate(&h->at, (enum rtio_qos_dim)d);
+		uint64_t n = qos_dim_rate(&r, (enum rtio_qos_dim)d);
+
+		if (o != 0 && n != 0 && qos_dim_charged((enum rtio_qos_dim)d, h->write)) {
+			rescaled = qos_max(rescaled, (uint64_t)((unsigned __int128)left * o / n));
+		}
+	}
+	rescaled = rescaled > RTIO_QOS_MAX_WAIT_NS ? RTIO_QOS_MAX_WAIT_NS : rescaled;
+	h->go_ns = now_ns + rescaled;
+	h->at = r;
+	return rescaled;
 }
 
 void rtio_qos_wait_done(struct rtio_qos_flow *f, uint64_t gen)

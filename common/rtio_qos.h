@@ -179,6 +179,34 @@ bool rtio_qos_current(const struct rtio_qos_flow *f, uint64_t gen);
 uint64_t rtio_qos_charge(struct rtio_qos_flow *f, bool write, uint64_t bytes, uint64_t now_ns);
 
 /*
+ * A request held by pacing, as its holder keeps it: when it may go and the
+ * rates that instant was decided at. aiod publishes new rates up to ten
+ * times a second while the device is shared; a wait decided at a rate that
+ * is gone would hold the request as long as the old rate said (four 1 MiB
+ * reads charged at 1 MiB/s waited up to 4 s after the rate was raised to
+ * 56 MiB/s, and their reader showed aiod no demand meanwhile).
+ */
+struct rtio_qos_hold {
+	uint64_t go_ns;			/* CLOCK_MONOTONIC */
+	struct rtio_qos_rates at;
+	bool write;
+};
+
+/* rtio_qos_charge(), and h describes the wait it returns. */
+uint64_t rtio_qos_charge_hold(struct rtio_qos_flow *f, bool write, uint64_t bytes,
+			      uint64_t now_ns, struct rtio_qos_hold *h);
+
+/*
+ * Clients: how long h still waits under f's rates now (0: go). A rate that
+ * changed since h was decided rescales what is left of its wait the way
+ * rtio_qos_publish() rescales the backlog: the bytes ahead of it are the
+ * same, paid at the new rate; a dimension that became unlimited no longer
+ * holds it. Updates h.
+ */
+uint64_t rtio_qos_hold_left(const struct rtio_qos_flow *f, struct rtio_qos_hold *h,
+			    uint64_t now_ns);
+
+/*
  * Clients: a request rtio_qos_charge() held has been submitted; gen is the
  * generation the client bound the slot at (a slot reassigned meanwhile is
  * left alone: its count starts from 0).

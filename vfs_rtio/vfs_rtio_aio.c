@@ -458,21 +458,37 @@ static void vfs_rtio_aio_cleanup(struct tevent_req *req, enum tevent_req_state r
 	vfs_rtio_aio_cancel(a);
 }
 
-/* QoS held the request for its flow's rate: now it goes. */
+static bool vfs_rtio_aio_hold(struct vfs_rtio_aio *a, uint64_t wait_ns);
+
+/* QoS held the request for its flow's rate: it goes once the rate now says so. */
 static void vfs_rtio_aio_paced(struct tevent_context *ev, struct tevent_timer *te,
 			       struct timeval now, void *private_data)
 {
 	struct vfs_rtio_aio *a = talloc_get_type_abort(private_data, struct vfs_rtio_aio);
 
 	a->pace_timer = NULL;	/* tevent frees a timer after it fired */
+	if (vfs_rtio_aio_hold(a, vfs_rtio_qos_left(&a->pace))) {
+		return;
+	}
 	vfs_rtio_qos_release(&a->pace);
 	vfs_rtio_aio_submit(a);
 }
 
+/* Hold a for up to VFS_RTIO_QOS_RECHECK_NS of wait_ns; false: it goes now. */
+static bool vfs_rtio_aio_hold(struct vfs_rtio_aio *a, uint64_t wait_ns)
+{
+	if (wait_ns == 0) {
+		return false;
+	}
+	a->pace_timer = tevent_add_timer(a->ev, a,
+					 timeval_current_ofs_usec(MIN(wait_ns, VFS_RTIO_QOS_RECHECK_NS) / 1000),
+					 vfs_rtio_aio_paced, a);
+	return a->pace_timer != NULL;	/* without a timer it goes: never lose a request */
+}
+
 /*
  * Charge the request to its QoS flow (vfs_rtio_qos.h); true when it has to
- * wait first, with a timer armed that submits it. Without a timer (no
- * memory) it goes at once: never lose a request to pacing.
+ * wait first, with a timer armed that submits it.
  */
 static bool vfs_rtio_aio_pace(struct vfs_rtio_aio *a)
 {
@@ -483,16 +499,11 @@ static bool vfs_rtio_aio_pace(struct vfs_rtio_aio *a)
 	}
 	wait_ns = vfs_rtio_qos_charge(vfs_rtio_fsp_qos(a->handle, a->fsp), a->op == VFS_RTIO_OP_PWRITE, a->n,
 				      &a->pace);
-	if (wait_ns == 0) {
-		return false;
+	if (vfs_rtio_aio_hold(a, wait_ns)) {
+		return true;
 	}
-	a->pace_timer = tevent_add_timer(a->ev, a, timeval_current_ofs_usec(wait_ns / 1000),
-					 vfs_rtio_aio_paced, a);
-	if (a->pace_timer == NULL) {
-		vfs_rtio_qos_release(&a->pace);
-		return false;
-	}
-	return true;
+	vfs_rtio_qos_release(&a->pace);
+	return false;
 }
 
 struct tevent_req *vfs_rtio_aio_send(struct vfs_handle_struct *handle, TALLOC_CTX *mem_ctx,

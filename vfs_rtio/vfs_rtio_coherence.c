@@ -242,6 +242,24 @@ static void vfs_rtio_offload_write_start(struct tevent_req *req)
 }
 
 static void vfs_rtio_offload_write_paced(struct tevent_context *ev, struct tevent_timer *te,
+					 struct timeval now, void *private_data);
+
+/* Hold the copy for up to VFS_RTIO_QOS_RECHECK_NS of wait_ns; false: it goes now. */
+static bool vfs_rtio_offload_write_hold(struct tevent_req *req, uint64_t wait_ns)
+{
+	struct vfs_rtio_offload_write_state *state =
+		tevent_req_data(req, struct vfs_rtio_offload_write_state);
+
+	if (wait_ns == 0) {
+		return false;
+	}
+	state->pace_timer = tevent_add_timer(state->ev, state,
+					     timeval_current_ofs_usec(MIN(wait_ns, VFS_RTIO_QOS_RECHECK_NS) / 1000),
+					     vfs_rtio_offload_write_paced, req);
+	return state->pace_timer != NULL;	/* without a timer it goes: never lose a copy */
+}
+
+static void vfs_rtio_offload_write_paced(struct tevent_context *ev, struct tevent_timer *te,
 					 struct timeval now, void *private_data)
 {
 	struct tevent_req *req = talloc_get_type_abort(private_data, struct tevent_req);
@@ -249,6 +267,10 @@ static void vfs_rtio_offload_write_paced(struct tevent_context *ev, struct teven
 		tevent_req_data(req, struct vfs_rtio_offload_write_state);
 
 	state->pace_timer = NULL;	/* tevent frees a timer after it fired */
+	if (vfs_rtio_offload_write_hold(req, MAX(vfs_rtio_qos_left(&state->pace_read),
+						 vfs_rtio_qos_left(&state->pace_write)))) {
+		return;
+	}
 	vfs_rtio_offload_write_release(state);
 	vfs_rtio_offload_write_start(req);
 }
@@ -268,18 +290,11 @@ static bool vfs_rtio_offload_write_pace(struct tevent_req *req)
 	wait_ns = vfs_rtio_qos_charge(q, false, (uint64_t)state->to_copy, &state->pace_read);
 	wait_ns = MAX(wait_ns, vfs_rtio_qos_charge(q, true, (uint64_t)state->to_copy,
 						   &state->pace_write));
-	if (wait_ns == 0) {
-		vfs_rtio_offload_write_release(state);
-		return false;
+	if (vfs_rtio_offload_write_hold(req, wait_ns)) {
+		return true;
 	}
-	state->pace_timer = tevent_add_timer(state->ev, state,
-					     timeval_current_ofs_usec(wait_ns / 1000),
-					     vfs_rtio_offload_write_paced, req);
-	if (state->pace_timer == NULL) {
-		vfs_rtio_offload_write_release(state);	/* never lose a copy to pacing */
-		return false;
-	}
-	return true;
+	vfs_rtio_offload_write_release(state);
+	return false;
 }
 
 struct tevent_req *vfs_rtio_offload_write_send(struct vfs_handle_struct *handle,

@@ -327,8 +327,9 @@ uint64_t vfs_rtio_qos_charge(struct vfs_rtio_qos *q, bool write, uint64_t n,
 		return 0;
 	}
 	clock_gettime_mono(&now);
-	wait_ns = rtio_qos_charge(q->slot, write, n,
-				  (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec);
+	wait_ns = rtio_qos_charge_hold(q->slot, write, n,
+				       (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec,
+				       &t->hold);
 	if (wait_ns > 0) {
 		t->slot = q->slot;
 		t->gen = q->slot_gen;
@@ -346,19 +347,35 @@ void vfs_rtio_qos_release(struct vfs_rtio_qos_ticket *t)
 	}
 }
 
+uint64_t vfs_rtio_qos_left(struct vfs_rtio_qos_ticket *t)
+{
+	struct timespec now;
+
+	/* a slot given to another flow meanwhile dropped the backlog ahead of it */
+	if (t->slot == NULL || !rtio_qos_current(t->slot, t->gen)) {
+		return 0;
+	}
+	clock_gettime_mono(&now);
+	return rtio_qos_hold_left(t->slot, &t->hold,
+				  (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec);
+}
+
 void vfs_rtio_qos_pace(struct vfs_rtio_qos *q, bool write, uint64_t n)
 {
 	struct vfs_rtio_qos_ticket t;
 	uint64_t wait_ns = vfs_rtio_qos_charge(q, write, n, &t);
-	struct timespec ts;
 
-	if (wait_ns == 0) {
-		return;
-	}
-	ts.tv_sec = (time_t)(wait_ns / 1000000000ull);
-	ts.tv_nsec = (long)(wait_ns % 1000000000ull);
-	/* an interrupted sleep goes on with what is left */
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+	while (wait_ns > 0) {
+		uint64_t nap = MIN(wait_ns, VFS_RTIO_QOS_RECHECK_NS);
+		struct timespec ts = {
+			.tv_sec = (time_t)(nap / 1000000000ull),
+			.tv_nsec = (long)(nap % 1000000000ull),
+		};
+
+		/* an interrupted sleep goes on with what is left */
+		while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+		}
+		wait_ns = vfs_rtio_qos_left(&t);
 	}
 	vfs_rtio_qos_release(&t);
 }

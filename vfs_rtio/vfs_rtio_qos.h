@@ -13,6 +13,7 @@
 #ifndef VFS_RTIO_QOS_H
 #define VFS_RTIO_QOS_H
 
+#include "rtio_qos.h"
 #include "vfs_rtio_session.h"
 
 struct vfs_rtio_qos;
@@ -29,7 +30,15 @@ struct vfs_rtio_qos *vfs_rtio_qos_connect(TALLOC_CTX *mem_ctx, struct vfs_handle
 struct vfs_rtio_qos_ticket {
 	struct rtio_qos_flow *slot;	/* NULL: nothing held */
 	uint64_t gen;
+	struct rtio_qos_hold hold;	/* when it may go, at which rates */
 };
+
+/*
+ * A held I/O looks at its flow's rates at least this often (aiod's QoS
+ * tick): a wait is decided at the rate of the moment, and aiod raises a
+ * rate the moment the capacity is there (a reserved reader stopped).
+ */
+#define VFS_RTIO_QOS_RECHECK_NS 100000000ull
 
 /*
  * Charge an I/O of n bytes; returns the ns to hold it before submitting
@@ -39,6 +48,12 @@ struct vfs_rtio_qos_ticket {
 uint64_t vfs_rtio_qos_charge(struct vfs_rtio_qos *q, bool write, uint64_t n,
 			     struct vfs_rtio_qos_ticket *t);
 void vfs_rtio_qos_release(struct vfs_rtio_qos_ticket *t);
+
+/*
+ * What a held I/O still waits under its flow's rates now (0: go). Sleep at
+ * most VFS_RTIO_QOS_RECHECK_NS of it and ask again.
+ */
+uint64_t vfs_rtio_qos_left(struct vfs_rtio_qos_ticket *t);
 
 /* The sync paths (pread, pwrite, sendfile): charge and sleep here. */
 void vfs_rtio_qos_pace(struct vfs_rtio_qos *q, bool write, uint64_t n);

@@ -149,14 +149,15 @@ t_qos_reserve() {
 	done
 	wait "${pids[@]}" || rc=1
 	"$BUILD/aiodctl" -s "$PRIV_SOCK" qos | sed 's/^/    /'
-	# the four's rate while the bay reads (its last 2 s), in the second after
-	# it stopped (0.5 to 1.5 s after) and then (1.5 to 2.75 s after, the four
-	# alone): the capacity the bay leaves must reach them within a second
-	read -r bay others after alone <<< "$(/usr/bin/python3 - "$PRIV_DIR" <<'PY'
+	# the four's rate while the bay reads (its last 2 s), their least in any
+	# second of it, in the second after it stopped (0.5 to 1.5 s after) and
+	# then (1.5 to 2.75 s after, the four alone)
+	read -r bay others least after alone <<< "$(/usr/bin/python3 - "$PRIV_DIR" <<'PY'
 import json, sys
 d = sys.argv[1]
 bay = json.load(open(f"{d}/bay.json"))
-end = bay["timeline"]["t0_unix_s"] + bay["elapsed_s"]
+start = bay["timeline"]["t0_unix_s"]
+end = start + bay["elapsed_s"]
 def window(lo, hi):
     total = 0
     for i in range(1, 5):
@@ -167,17 +168,26 @@ def window(lo, hi):
             if lo <= t and t + tl["bin_ms"] / 1000 <= hi:
                 total += b
     return total / (hi - lo) / 1048576
-print(f"{bay['bytes'] / bay['elapsed_s'] / 1048576:.2f} {window(end - 2, end):.2f} "
+least = min(window(start + 0.5 + k / 4, start + 1.5 + k / 4)
+            for k in range(int((end - start - 1.75) * 4) + 1))
+print(f"{bay['bytes'] / bay['elapsed_s'] / 1048576:.2f} {window(end - 2, end):.2f} {least:.2f} "
       f"{window(end + 0.5, end + 1.5):.2f} {window(end + 1.5, end + 2.75):.2f}")
 PY
 )"
-	echo "reserved bay (30 MiB/s): $bay MiB/s; four unlimited readers together: $others MiB/s while it read, $after MiB/s in the second after it stopped, $alone MiB/s after that"
+	echo "reserved bay (30 MiB/s): $bay MiB/s; four unlimited readers together: $others MiB/s while it read" \
+		"(least in a second: $least), $after MiB/s in the second after it stopped, $alone MiB/s after that"
 	awk -v r="$bay" 'BEGIN { exit !(r >= 0.95 * 30) }' || { echo "the reservation did not hold"; rc=1; }
-	# Not asserted: the four are meant to have about what they get alone within
-	# a second of the bay's stop, and in most runs here they do not (47-50 of
-	# 63-72 MiB/s), nor do they keep their weighted share while it reads (0 for
-	# seconds in some runs, while the bay reads aiod's cache at 100+ MiB/s);
-	# issue 13's note has the numbers.
+	# Their share while the bay reads is (56 - 30) / 2 = 13 MiB/s (reservation
+	# first, then equal weights); 5 runs gave 11-11.5, at least 9 in every
+	# second, and 53-84 in the second after the bay stopped. Before aiod kept
+	# a busy device saturated while shares paced the flows (and before held
+	# requests followed a raised rate), 7 runs gave 0-9 in the worst second
+	# (the bay bursting at 100+ MiB/s) and 0-87 after. The bounds are loose:
+	# the emulated disk shares a 2-CPU machine with everything else.
+	awk -v r="$least" 'BEGIN { exit !(r >= 4) }' ||
+		{ echo "the four starved for a whole second while the bay read"; rc=1; }
+	awk -v r="$after" 'BEGIN { exit !(r >= 0.5 * 56) }' ||
+		{ echo "the four did not take the capacity within a second of the bay's stop"; rc=1; }
 	it_private_stop
 	"$IT_ROOT/bench/emudisk/emudisk-down.sh" "$emu" > /dev/null 2>&1 || rc=1
 	return $rc

@@ -264,6 +264,51 @@ static void test_qos_pacing_unlimited_to_limited(void **state)
 	free(hdr);
 }
 
+/*
+ * A request held at an old rate follows the new one: four 1 MB reads charged
+ * at 1 MB/s (the last waits 4 s) go at once when the flow becomes
+ * unlimited, and within 4/56 s when the rate is raised to 56 MB/s; a changed
+ * write limit does not move a read's wait; a lowered rate lengthens it.
+ */
+static void test_qos_pacing_hold_follows_rate(void **state)
+{
+	struct rtio_qos_header *hdr;
+	struct rtio_qos_flow *f = flow_new(&hdr, 1 * MB, 1);
+	struct rtio_qos_rates fast = { .rate_Bps = 56 * MB, .burst_bytes = 1 };
+	struct rtio_qos_rates off = { 0 };
+	struct rtio_qos_rates slow = { .rate_Bps = 1 * MB, .burst_bytes = 1, .rate_write_Bps = 5 * MB };
+	struct rtio_qos_hold h[4];
+	uint64_t wait = 0, left;
+
+	(void)state;
+	for (int i = 0; i < 4; i++) {
+		wait = rtio_qos_charge_hold(f, false, 1 * MB, NS, &h[i]);
+	}
+	assert_true(wait >= 4 * NS - NS / 100 && wait <= 4 * NS);
+	assert_int_equal(h[3].go_ns, NS + wait);
+	/* unchanged rates: what is left of the wait, and 0 once it passed */
+	assert_int_equal(rtio_qos_hold_left(f, &h[3], 2 * NS), wait - NS);
+	assert_int_equal(rtio_qos_hold_left(f, &h[0], 10 * NS), 0);
+	/* raised 1 s in: the 3 s left at 1 MB/s are 3/56 s at 56 MB/s */
+	rtio_qos_publish(f, &fast, 2 * NS);
+	left = rtio_qos_hold_left(f, &h[3], 2 * NS);
+	assert_true(left <= (wait - NS) / 56 + 1 && left + 1 >= (wait - NS) / 56);
+	assert_int_equal(h[3].go_ns, 2 * NS + left);
+	assert_true(rtio_qos_hold_left(f, &h[2], 2 * NS) < left);
+	/* unlimited: nothing holds it */
+	rtio_qos_publish(f, &off, 2 * NS);
+	assert_int_equal(rtio_qos_hold_left(f, &h[1], 2 * NS), 0);
+	/* a write limit added: a read's wait is what it was at the read rate it had */
+	h[2] = (struct rtio_qos_hold){ .go_ns = 3 * NS, .at = { .rate_Bps = 1 * MB, .burst_bytes = 1 } };
+	rtio_qos_publish(f, &slow, 2 * NS);
+	assert_int_equal(rtio_qos_hold_left(f, &h[2], 2 * NS), NS);
+	/* lowered to half: a second left becomes two */
+	slow.rate_Bps = MB / 2;
+	rtio_qos_publish(f, &slow, 2 * NS);
+	assert_int_equal(rtio_qos_hold_left(f, &h[2], 2 * NS), 2 * NS);
+	free(hdr);
+}
+
 static void test_qos_pacing_directions_and_iops(void **state)
 {
 	struct rtio_qos_header *hdr = table_new(1);
@@ -484,6 +529,7 @@ int main(void)
 		cmocka_unit_test(test_qos_pacing_rate_10s_random),
 		cmocka_unit_test(test_qos_pacing_rate_change),
 		cmocka_unit_test(test_qos_pacing_unlimited_to_limited),
+		cmocka_unit_test(test_qos_pacing_hold_follows_rate),
 		cmocka_unit_test(test_qos_pacing_directions_and_iops),
 		cmocka_unit_test(test_qos_pacing_many_processes),
 		cmocka_unit_test(test_qos_pacing_threads),

@@ -191,6 +191,70 @@ static void test_qos_rates_headroom(void **state)
 	assert_int_equal(f[2].out.rate_Bps, 875 * MB - 1000 - AIOD_QOS_MIN_STEP_Bps);
 }
 
+/*
+ * A paced flow whose readers charged nothing in a tick (they waited on the
+ * device, or on a wait decided at a lower rate) still wants the rate it
+ * had: next to a reserved reader it keeps its share instead of being paced
+ * down to the minimum, tick after tick.
+ */
+static void test_qos_rates_paced_flow_keeps_its_rate(void **state)
+{
+	struct aiod_qos_flow_state f[2] = { paced(49 * MB), best_effort(0) };
+	struct aiod_qos_device dev = { .capacity_Bps = 56 * MB, .saturated = true };
+	uint64_t first;
+
+	(void)state;
+	f[0].reserve_Bps = 30 * MB;
+	f[1].demand_Bps = 9 * MB;
+	aiod_qos_decide(&dev, f, 2);
+	first = f[1].out.rate_Bps;
+	assert_true(first >= 11 * MB);	/* (56 - 30) / 2, at most its want */
+	for (int tick = 0; tick < 10; tick++) {
+		f[1].demand_Bps = 0;	/* four readers, each still waiting */
+		aiod_qos_decide(&dev, f, 2);
+		assert_true(f[1].out.rate_Bps >= first);
+		assert_true(f[0].out.rate_Bps >= 30 * MB);
+		assert_true(f[0].out.rate_Bps + f[1].out.rate_Bps <= 56 * MB);
+	}
+	/* nobody waiting and nothing charged: it is idle, not paced */
+	f[1].wants_more = false;
+	aiod_qos_decide(&dev, f, 2);
+	assert_int_equal(f[0].out.rate_Bps, 56 * MB);
+}
+
+/* When a tick counts toward saturation (aiod_qos_device_busy). */
+static void test_qos_rates_device_busy(void **state)
+{
+	struct aiod_qos_flow_state f[2] = { paced(40 * MB), best_effort(10 * MB) };
+	struct aiod_qos_device_seen queue = { .queued = 3, .inflight = 1 };
+	struct aiod_qos_device_seen working = { .inflight = 1 };
+	struct aiod_qos_device_seen idle = { 0 };
+
+	(void)state;
+	f[0].reserve_Bps = 30 * MB;
+	f[0].out.rate_Bps = 43 * MB;
+	f[1].out.rate_Bps = 13 * MB;
+	/* requests queued in aiod while two flows compete */
+	assert_true(aiod_qos_device_busy(&queue, f, 2));
+	/* nobody held by a share, aiod's queue empty: the device keeps up */
+	assert_false(aiod_qos_device_busy(&working, f, 2));
+	/* best effort held by its share while the device works: still the bottleneck */
+	f[1].seen.waiting = 4;
+	assert_true(aiod_qos_device_busy(&working, f, 2));
+	assert_false(aiod_qos_device_busy(&idle, f, 2));
+	/* held by its own limit, not by a share: that says nothing of the device */
+	f[1].limit_Bps = 13 * MB;
+	assert_false(aiod_qos_device_busy(&working, f, 2));
+	/* a flow alone has nobody to share with... */
+	f[0].demand_Bps = 0;
+	f[0].wants_more = false;
+	f[1].limit_Bps = 0;
+	assert_false(aiod_qos_device_busy(&queue, f, 2));
+	/* ...unless admitted streams need their room */
+	queue.streams_Bps = 20 * MB;
+	assert_true(aiod_qos_device_busy(&queue, f, 2));
+}
+
 static void test_qos_rates_unknown_capacity(void **state)
 {
 	struct aiod_qos_flow_state f[2] = { paced(300 * MB), paced(100 * MB) };
@@ -319,6 +383,8 @@ int main(void)
 		cmocka_unit_test(test_qos_rates_weights_converge),
 		cmocka_unit_test(test_qos_rates_best_effort_shares_by_weight),
 		cmocka_unit_test(test_qos_rates_headroom),
+		cmocka_unit_test(test_qos_rates_paced_flow_keeps_its_rate),
+		cmocka_unit_test(test_qos_rates_device_busy),
 		cmocka_unit_test(test_qos_rates_unknown_capacity),
 		cmocka_unit_test(test_qos_rates_limits_never_exceeded),
 		cmocka_unit_test(test_qos_rates_observe),
