@@ -123,6 +123,7 @@ struct aiod_open {
 	/* Stream reservation (admission.c): bits/s this open is scheduled at, 0 = best effort. */
 	uint64_t rate_bps;
 	bool reserved;			/* rate_bps counts against the device capacity */
+	uint32_t qos_slot;		/* its client's QoS flow (peer.h), RTIO_QOS_NO_FLOW if none */
 	bool auto_stream;		/* promoted by the pattern analyzer */
 	/* Pattern analyzer (stream.c). */
 	uint64_t next_off;		/* where a sequential reader reads next */

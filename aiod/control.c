@@ -151,6 +151,7 @@ void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const uni
 			goto reply;
 		}
 		nfds = 0;	/* the open owns the descriptor now */
+		o->qos_slot = p->qos_slot;
 		aiod_peer_note_file(p, o->file->dev, o->file->ino);
 		rep.open_rep.file_id = o->id;
 		rep.open_rep.dev = o->file->dev;
@@ -236,6 +237,9 @@ void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const uni
 			break;
 		}
 		ret = aiod_qos_bind(ctx, &who, &rep.qos_bind_rep);
+		if (ret == 0 && who.file[0] == '\0' && p != NULL) {
+			aiod_peer_set_qos_slot(p, rep.qos_bind_rep.slot);
+		}
 		break;
 	}
 	case RTIO_OP_QOS_LIST:

@@ -371,6 +371,7 @@ int aiod_open_add(struct aiod_ctx *ctx, struct aiod_opens *os, int fd, const cha
 	}
 	o->fd = fd;
 	o->direct_fd = -1;
+	o->qos_slot = RTIO_QOS_NO_FLOW;	/* control.c gives it the client's */
 	talloc_set_destructor(o, open_destructor);
 	o->id = ++os->next_id;
 	o->writable = (fl & O_ACCMODE) != O_RDONLY;

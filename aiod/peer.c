@@ -33,6 +33,14 @@ struct aiod_known {
 	} f[AIOD_KNOWN_FILES];
 };
 
+void aiod_peer_set_qos_slot(struct aiod_peer *p, uint32_t slot)
+{
+	p->qos_slot = slot;
+	for (struct aiod_open *o = p->opens.head; o != NULL; o = o->next) {
+		o->qos_slot = slot;
+	}
+}
+
 void aiod_peer_pin(struct aiod_peer *p, uint32_t n)
 {
 	p->pinned += n;
@@ -140,6 +148,7 @@ struct aiod_peer *aiod_peer_create(struct aiod_session *s)
 	}
 	p->ctx = ctx;
 	p->s = s;
+	p->qos_slot = RTIO_QOS_NO_FLOW;
 	p->nleases = 2 * aiod_session_depth(ctx);
 	p->leases = talloc_zero_array(p, struct aiod_lease, p->nleases);
 	if (p->leases == NULL) {

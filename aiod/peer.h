@@ -37,7 +37,16 @@ struct aiod_peer {
 	struct rtio_credits_req credits;	/* its last CREDITS report, zero if none */
 	uint64_t local_reads;		/* reads it made itself, the sum of its LOCAL_READS */
 	uint64_t local_bytes;
+	uint32_t qos_slot;		/* the flow of its last QoS bind, RTIO_QOS_NO_FLOW if none */
 };
+
+/*
+ * A QoS bind of this client (a tree connect) went to flow slot: its opens'
+ * reads are due by that flow's standing from now on (stream.c: sooner while
+ * a reservation is behind). The last bind decides: a client on one share
+ * (one flow), the usual case, is marked exactly.
+ */
+void aiod_peer_set_qos_slot(struct aiod_peer *p, uint32_t slot);
 
 /* CONNECT: the peer of s (a talloc child of s); NULL on ENOMEM. */
 struct aiod_peer *aiod_peer_create(struct aiod_session *s);

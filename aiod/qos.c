@@ -49,6 +49,7 @@ struct qos_flow {
 	uint64_t hist[QOS_HIST];	/* bytes read + written at each tick, a ring */
 	unsigned hist_pos, hist_n;
 	unsigned idle_ticks;	/* ticks without a byte: a best-effort flow goes after QOS_IDLE_TICKS */
+	bool behind;		/* reserved, and got less than the reservation in the last second */
 };
 
 struct aiod_qos {
@@ -302,6 +303,23 @@ int aiod_qos_bind(struct aiod_ctx *ctx, const struct rtio_qos_bind_req *req,
 	return 0;
 }
 
+uint64_t aiod_qos_slot_reserve(const struct aiod_ctx *ctx, uint32_t slot)
+{
+	const struct aiod_qos *q = ctx->qos;
+
+	if (q == NULL || slot >= AIOD_QOS_SLOTS || !q->flows[slot].in_use) {
+		return 0;
+	}
+	return q->flows[slot].st.reserve_Bps;
+}
+
+bool aiod_qos_slot_behind(const struct aiod_ctx *ctx, uint32_t slot)
+{
+	const struct aiod_qos *q = ctx->qos;
+
+	return q != NULL && slot < AIOD_QOS_SLOTS && q->flows[slot].in_use && q->flows[slot].behind;
+}
+
 int aiod_qos_lookup(struct aiod_ctx *ctx, const struct rtio_qos_bind_req *req,
 		    struct rtio_qos_policy_rep *rep)
 {
@@ -366,6 +384,8 @@ static void qos_observe(struct aiod_qos *q, uint64_t now_ns)
 		if (f->hist_n < QOS_HIST) {
 			f->hist_n++;
 		}
+		f->behind = f->st.reserve_Bps > 0 &&
+			    qos_hist_rate(f, 1000u / AIOD_QOS_TICK_MS) < f->st.reserve_Bps;
 	}
 }
 

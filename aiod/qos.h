@@ -39,6 +39,20 @@ int aiod_qos_bind(struct aiod_ctx *ctx, const struct rtio_qos_bind_req *req,
 		  struct rtio_qos_bind_rep *rep);
 
 /*
+ * The reservation of the flow in slot (a bind's rep->slot), bytes/s; 0 for a
+ * best-effort flow, a rule without one, or a slot not in use.
+ */
+uint64_t aiod_qos_slot_reserve(const struct aiod_ctx *ctx, uint32_t slot);
+
+/*
+ * Whether the flow in slot has a reservation and got less than it over the
+ * last second (as of the last tick): its reads are then due before best
+ * effort's at the device (stream.c). Beyond its reservation a flow queues
+ * like everybody else, so the rest of the device is still shared by weight.
+ */
+bool aiod_qos_slot_behind(const struct aiod_ctx *ctx, uint32_t slot);
+
+/*
  * QOS_POLICY: the rule the principal (and file) falls under and its
  * configured values, as QOS_BIND would match it now; binds nothing.
  */

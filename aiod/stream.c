@@ -16,6 +16,7 @@
 
 #include "aiod.h"
 #include "log.h"
+#include "qos.h"
 #include "streams.h"
 
 void aiod_stream_classify(struct aiod_ctx *ctx, struct aiod_open *o)
@@ -224,7 +225,15 @@ uint64_t aiod_stream_demand_deadline(struct aiod_ctx *ctx, const struct aiod_ope
 	uint64_t now = aiod_now_ns();
 
 	if (o->rate_bps == 0) {
-		return now + (uint64_t)ctx->cfg->be_deadline_ms * 1000000ull;
+		/*
+		 * A client whose QoS flow got less than its reservation in the last
+		 * second must not queue behind best effort's read-ahead at the
+		 * device, or the reservation stalls for a whole best-effort
+		 * deadline while greedy readers' blocks go first. Beyond its
+		 * reservation it queues like everybody else.
+		 */
+		return now + (uint64_t)ctx->cfg->be_deadline_ms * 1000000ull /
+			     (aiod_qos_slot_behind(ctx, o->qos_slot) ? AIOD_QOS_RESERVED_SOONER : 1);
 	}
 	/* The client waits for it now, wherever it reads (a jump forward too). */
 	return stream_due(ctx, now);

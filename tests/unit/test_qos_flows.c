@@ -23,6 +23,7 @@
 #include "qos.h"
 #include "qos_policy.h"
 #include "rtio_qos.h"
+#include "streams.h"
 
 static struct aiod_ctx *qos_ctx(const char *const *kv)
 {
@@ -97,6 +98,72 @@ static void test_qos_rule_principals_share_a_flow(void **state)
 	assert_int_equal(aiod_qos_list(ctx, 0, &l), 0);
 	assert_int_equal(aiod_qos_list(ctx, 1, &l), 0);
 	assert_int_equal(aiod_qos_list(ctx, 2, &l), -ENOENT);
+	talloc_free(ctx);
+}
+
+/* aiod_qos_slot_reserve(): what a bind's slot reserves (control.c marks the client's opens by it). */
+static void test_qos_slot_reserve(void **state)
+{
+	static const char *const kv[] = { "qos.bay", "match_user", "bay", "qos.bay", "reserve", "30M",
+					  "qos.ingest", "match_user", "ingest",
+					  "qos.ingest", "limit", "24M", NULL };
+	struct aiod_ctx *ctx = qos_ctx(kv);
+	struct rtio_qos_bind_rep a, b, c;
+
+	(void)state;
+	qbind(ctx, "bay", "10.0.0.1", &a);
+	qbind(ctx, "ingest", "10.0.0.2", &b);
+	qbind(ctx, "bob", "10.0.0.3", &c);
+	assert_int_equal(aiod_qos_slot_reserve(ctx, a.slot), 30u << 20);
+	assert_int_equal(aiod_qos_slot_reserve(ctx, b.slot), 0);
+	assert_int_equal(aiod_qos_slot_reserve(ctx, c.slot), 0);
+	assert_int_equal(aiod_qos_slot_reserve(ctx, RTIO_QOS_NO_FLOW), 0);
+	talloc_free(ctx);
+}
+
+/*
+ * A reserved flow that got less than its reservation in the last second has
+ * its reads due a quarter of best_effort_deadline_ms from now, ahead of best
+ * effort's; once it got its reservation it queues like everybody else.
+ */
+static void test_qos_behind_reservation_goes_first(void **state)
+{
+	static const char *const kv[] = { "qos.bay", "match_user", "bay", "qos.bay", "reserve", "30M",
+					  NULL };
+	struct aiod_ctx *ctx = qos_ctx(kv);
+	struct rtio_qos_bind_rep a, b;
+	struct aiod_open bay = { .qos_slot = 0 }, other = { .qos_slot = 0 };
+	uint64_t be = (uint64_t)ctx->cfg->be_deadline_ms * 1000000ull, now, d_bay, d_other;
+	struct timeval until;
+
+	(void)state;
+	qbind(ctx, "bay", "10.0.0.1", &a);
+	qbind(ctx, "bob", "10.0.0.2", &b);
+	bay.qos_slot = a.slot;
+	other.qos_slot = b.slot;
+	/* a few ticks of nothing read: the bay is behind its reservation */
+	until = tevent_timeval_current_ofs(0, 350000);
+	for (struct timeval tv = tevent_timeval_current(); tevent_timeval_compare(&tv, &until) < 0;
+	     tv = tevent_timeval_current()) {
+		assert_int_equal(tevent_loop_once(ctx->ev), 0);
+	}
+	assert_true(aiod_qos_slot_behind(ctx, a.slot));
+	assert_false(aiod_qos_slot_behind(ctx, b.slot));	/* best effort has no reservation */
+	now = aiod_now_ns();
+	d_bay = aiod_stream_deadline(ctx, &bay, 0);
+	d_other = aiod_stream_deadline(ctx, &other, 0);
+	assert_true(d_bay >= now + be / 4 && d_bay <= now + be / 4 + 50000000ull);
+	assert_true(d_other >= now + be && d_other <= now + be + 50000000ull);
+	/* the bay's clients read 100 MiB within a tick: well past its 30 MiB/s */
+	__atomic_fetch_add(&slot_of(ctx, a.slot)->bytes_read, 100ull << 20, __ATOMIC_RELAXED);
+	until = tevent_timeval_current_ofs(0, 250000);
+	for (struct timeval tv = tevent_timeval_current(); tevent_timeval_compare(&tv, &until) < 0;
+	     tv = tevent_timeval_current()) {
+		assert_int_equal(tevent_loop_once(ctx->ev), 0);
+	}
+	assert_false(aiod_qos_slot_behind(ctx, a.slot));
+	now = aiod_now_ns();
+	assert_true(aiod_stream_deadline(ctx, &bay, 0) >= now + be);
 	talloc_free(ctx);
 }
 
@@ -186,6 +253,8 @@ int main(void)
 		cmocka_unit_test(test_qos_no_policy_no_flow),
 		cmocka_unit_test(test_qos_rule_principals_share_a_flow),
 		cmocka_unit_test(test_qos_reload_rebinds),
+		cmocka_unit_test(test_qos_slot_reserve),
+		cmocka_unit_test(test_qos_behind_reservation_goes_first),
 		cmocka_unit_test(test_qos_lookup_names_the_rule),
 		cmocka_unit_test(test_qos_overcommitted_reservations_refused),
 	};
