@@ -34,6 +34,16 @@
  * clients bind again when they next do I/O): principals come and go all day.
  */
 #define QOS_IDLE_TICKS (600u * 1000u / AIOD_QOS_TICK_MS)
+/*
+ * A reserved flow's reads go before best effort's while it got less than
+ * its reservation plus this fraction of it over the last second. A reader
+ * playing at exactly its reservation moves around it: with the reservation
+ * itself as the bound its reads queued behind best effort's read-ahead
+ * every time it had just caught up, and its next second came too late (in
+ * the QoS scenario, 1-2 s dips of the bay several times a minute). A
+ * greedy reserved reader still queues like everybody else beyond it.
+ */
+#define AIOD_QOS_RESERVE_MARGIN 8u
 /* Ticks of device history the saturation test looks at (half a second). */
 #define QOS_SAT_TICKS 5u
 
@@ -49,7 +59,7 @@ struct qos_flow {
 	uint64_t hist[QOS_HIST];	/* bytes read + written at each tick, a ring */
 	unsigned hist_pos, hist_n;
 	unsigned idle_ticks;	/* ticks without a byte: a best-effort flow goes after QOS_IDLE_TICKS */
-	bool behind;		/* reserved, and got less than the reservation in the last second */
+	bool behind;		/* reserved, and got no more than it (with a margin) in the last second */
 };
 
 struct aiod_qos {
@@ -385,7 +395,8 @@ static void qos_observe(struct aiod_qos *q, uint64_t now_ns)
 			f->hist_n++;
 		}
 		f->behind = f->st.reserve_Bps > 0 &&
-			    qos_hist_rate(f, 1000u / AIOD_QOS_TICK_MS) < f->st.reserve_Bps;
+			    qos_hist_rate(f, 1000u / AIOD_QOS_TICK_MS) <
+				    f->st.reserve_Bps + f->st.reserve_Bps / AIOD_QOS_RESERVE_MARGIN;
 	}
 }
 

@@ -45,8 +45,8 @@ int aiod_qos_bind(struct aiod_ctx *ctx, const struct rtio_qos_bind_req *req,
 uint64_t aiod_qos_slot_reserve(const struct aiod_ctx *ctx, uint32_t slot);
 
 /*
- * Whether the flow in slot has a reservation and got less than it over the
- * last second (as of the last tick): its reads are then due before best
+ * Whether the flow in slot has a reservation and got less than it (and an
+ * eighth of it) over the last second, as of the last tick: its reads are then due before best
  * effort's at the device (stream.c). Beyond its reservation a flow queues
  * like everybody else, so the rest of the device is still shared by weight.
  */
