@@ -27,9 +27,13 @@ sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/integration: \1 passed, \2 fai
 	tail -n 1 >> "$log"
 
 # The Debian packages, built with the Debian toolchain and checked without
-# installing them (tests/deb-check.sh ends with "deb: N passed, M failed").
+# installing them (tests/deb-check.sh ends with "deb: N passed, M failed")...
 if make --no-print-directory -C "$here/.." BUILD="$BUILD" deb > "$log.deb" 2>&1; then
 	"$here/deb-check.sh" "$BUILD/deb" 2>&1 | tee -a "$log"
+	[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+	# ... and installed, upgraded, removed and purged in a throwaway copy of
+	# this machine (tests/deb-install.sh: "deb-install: N passed, M failed").
+	"$here/deb-install.sh" "$BUILD/deb" 2>&1 | tee -a "$log"
 	[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 else
 	tail -n 20 "$log.deb"
@@ -38,7 +42,7 @@ else
 fi
 
 # Sum the per-suite closing lines.
-read -r p f < <(sed -n 's/^\(unit\|layers\|integration\|deb\): \([0-9]*\) passed, \([0-9]*\) failed.*/\2 \3/p' "$log" |
+read -r p f < <(sed -n 's/^\(unit\|layers\|integration\|deb\|deb-install\): \([0-9]*\) passed, \([0-9]*\) failed.*/\2 \3/p' "$log" |
 	awk '{p += $1; f += $2} END {print p + 0, f + 0}')
 if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then
 	f=1	# a suite failed without counting it (crash, missing binary)
