@@ -477,13 +477,8 @@ static void vfs_rtio_aio_paced(struct tevent_context *ev, struct tevent_timer *t
 /* Hold a for up to VFS_RTIO_QOS_RECHECK_NS of wait_ns; false: it goes now. */
 static bool vfs_rtio_aio_hold(struct vfs_rtio_aio *a, uint64_t wait_ns)
 {
-	if (wait_ns == 0) {
-		return false;
-	}
-	a->pace_timer = tevent_add_timer(a->ev, a,
-					 timeval_current_ofs_usec(MIN(wait_ns, VFS_RTIO_QOS_RECHECK_NS) / 1000),
-					 vfs_rtio_aio_paced, a);
-	return a->pace_timer != NULL;	/* without a timer it goes: never lose a request */
+	a->pace_timer = vfs_rtio_qos_timer(a, a->ev, wait_ns, vfs_rtio_aio_paced, a);
+	return a->pace_timer != NULL;
 }
 
 /*

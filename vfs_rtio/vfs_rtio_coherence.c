@@ -250,13 +250,9 @@ static bool vfs_rtio_offload_write_hold(struct tevent_req *req, uint64_t wait_ns
 	struct vfs_rtio_offload_write_state *state =
 		tevent_req_data(req, struct vfs_rtio_offload_write_state);
 
-	if (wait_ns == 0) {
-		return false;
-	}
-	state->pace_timer = tevent_add_timer(state->ev, state,
-					     timeval_current_ofs_usec(MIN(wait_ns, VFS_RTIO_QOS_RECHECK_NS) / 1000),
-					     vfs_rtio_offload_write_paced, req);
-	return state->pace_timer != NULL;	/* without a timer it goes: never lose a copy */
+	state->pace_timer = vfs_rtio_qos_timer(state, state->ev, wait_ns, vfs_rtio_offload_write_paced,
+					       req);
+	return state->pace_timer != NULL;
 }
 
 static void vfs_rtio_offload_write_paced(struct tevent_context *ev, struct tevent_timer *te,
