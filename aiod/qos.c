@@ -137,12 +137,13 @@ static int qos_match(const struct aiod_qos_policy *p, const struct rtio_qos_bind
 				     NULL);
 }
 
-/* A rule's configured rates: what the flow gets while the device has room. */
-static void qos_rule_state(const struct aiod_qos_rule *r, struct aiod_qos_flow_state *st)
+/* A rule's values into st (NULL: best effort); what the flow measured stays. */
+static void qos_rule_values(const struct aiod_qos_rule *r, struct aiod_qos_flow_state *st)
 {
-	memset(st, 0, sizeof(*st));
+	st->best_effort = r == NULL;
 	if (r == NULL) {
-		st->best_effort = true;
+		st->limit_Bps = st->limit_read_Bps = st->limit_write_Bps = st->limit_iops = 0;
+		st->reserve_Bps = st->burst_bytes = 0;
 		st->weight = AIOD_QOS_DEFAULT_WEIGHT;
 		return;
 	}
@@ -153,6 +154,13 @@ static void qos_rule_state(const struct aiod_qos_rule *r, struct aiod_qos_flow_s
 	st->reserve_Bps = r->reserve;
 	st->burst_bytes = r->burst;
 	st->weight = r->weight;
+}
+
+/* A rule's configured rates: what the flow gets while the device has room. */
+static void qos_rule_state(const struct aiod_qos_rule *r, struct aiod_qos_flow_state *st)
+{
+	memset(st, 0, sizeof(*st));
+	qos_rule_values(r, st);
 }
 
 static void qos_rates_of(const struct aiod_qos_flow_state *st, struct rtio_qos_rates *r)
@@ -311,15 +319,64 @@ int aiod_qos_check_policy(struct aiod_ctx *ctx, struct aiod_config *cfg, char *e
 	return 0;
 }
 
-/* Every flow goes; clients bind again on their next I/O. */
-static void qos_release_all(struct aiod_qos *q)
+/*
+ * Whether every principal falls under the same rule in next as in old: the
+ * same rules (by name) in the same places with the same match keys.
+ */
+static bool qos_same_matching(const struct aiod_qos_policy *old, const struct aiod_qos_policy *next)
 {
-	for (uint32_t i = 0; i < AIOD_QOS_SLOTS; i++) {
-		if (q->flows[i].in_use) {
-			aiod_qos_release_slot(q, i);
+	if (old == NULL || next == NULL || old->n_rules != next->n_rules) {
+		return false;
+	}
+	for (unsigned i = 0; i < old->n_rules; i++) {
+		if (!aiod_qos_rule_same_match(&old->rules[i], &next->rules[i])) {
+			return false;
 		}
 	}
-	TALLOC_FREE(q->tick);
+	return true;
+}
+
+/*
+ * A reload keeps what it can, so a changed limit does not reset every
+ * flow's pacing (a reset let every best-effort reader run unpaced until the
+ * saturation test caught up: the reserved bay's worst seconds in the QoS
+ * scenario came right after its reload). A rule still there by name with
+ * the same match keys keeps its flow, history and backlog and takes the new
+ * values at the next tick; a flow whose rule went or now matches others is
+ * given up. When which rule a principal falls under may have changed, the
+ * kept flows are renewed too, so every client binds again and finds its
+ * rule (and, matching as before, the same flow). Without rules, every flow goes.
+ */
+static void qos_carry_over(struct aiod_qos *q, const struct aiod_qos_policy *old,
+			   const struct aiod_qos_policy *next)
+{
+	bool same = qos_same_matching(old, next);
+
+	for (uint32_t i = 0; i < AIOD_QOS_SLOTS; i++) {
+		struct qos_flow *f = &q->flows[i];
+		int rule = -1;
+
+		if (!f->in_use) {
+			continue;
+		}
+		if (f->rule >= 0 && next != NULL) {
+			rule = aiod_qos_policy_find(next, old->rules[f->rule].name);
+		}
+		if (next == NULL || next->n_rules == 0 ||
+		    (f->rule >= 0 && (rule < 0 || !aiod_qos_rule_same_match(&old->rules[f->rule],
+									&next->rules[rule])))) {
+			aiod_qos_release_slot(q, i);
+			continue;
+		}
+		f->rule = rule;
+		qos_rule_values(rule >= 0 ? &next->rules[rule] : NULL, &f->st);
+		if (!same) {
+			f->gen = rtio_qos_renew(rtio_qos_slot(q->hdr, i));
+		}
+	}
+	if (q->in_use == 0) {
+		TALLOC_FREE(q->tick);
+	}
 }
 
 void aiod_qos_reload(struct aiod_ctx *ctx, struct aiod_config *next)
@@ -331,15 +388,15 @@ void aiod_qos_reload(struct aiod_ctx *ctx, struct aiod_config *next)
 		AIOD_ERR("reload: QoS policy refused, keeping the running one: %s", err);
 		return;
 	}
-	/* the flows point into the old policy's rules: release them before it goes */
+	/* the flows index the old policy's rules: moved to the new one before it goes */
 	if (ctx->qos != NULL) {
-		qos_release_all(ctx->qos);
+		qos_carry_over(ctx->qos, old, next->qos);
 	}
 	ctx->cfg->qos = next->qos != NULL ? talloc_steal(ctx->cfg, next->qos) : NULL;
 	next->qos = NULL;
 	TALLOC_FREE(old);
-	AIOD_NOTICE("reload: QoS policy of %u rules in force; clients bind again on their next I/O",
-		    ctx->cfg->qos != NULL ? ctx->cfg->qos->n_rules : 0);
+	AIOD_NOTICE("reload: QoS policy of %u rules in force, %u flows kept",
+		    ctx->cfg->qos != NULL ? ctx->cfg->qos->n_rules : 0, ctx->qos != NULL ? ctx->qos->in_use : 0);
 }
 
 int aiod_qos_list(struct aiod_ctx *ctx, uint32_t index, struct rtio_qos_list_rep *rep)

@@ -72,8 +72,10 @@ int aiod_qos_check_policy(struct aiod_ctx *ctx, struct aiod_config *cfg, char *e
 
 /*
  * SIGHUP: take next's policy if it passes aiod_qos_check_policy (else keep
- * the running one and say so); every flow is given up, so each client binds
- * again on its next I/O and finds the rule that now applies to it.
+ * the running one and say so). Flows whose rule is still there with the
+ * same match keys keep their state and take the new values; the others are
+ * given up; if which rule a principal falls under may have changed, every
+ * client binds again on its next I/O (qos.c, qos_carry_over).
  */
 void aiod_qos_reload(struct aiod_ctx *ctx, struct aiod_config *next);
 

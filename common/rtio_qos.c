@@ -130,6 +130,15 @@ uint64_t rtio_qos_assign(struct rtio_qos_flow *f, const struct rtio_qos_rates *r
 	return __atomic_add_fetch(&f->generation, 1, __ATOMIC_RELEASE);
 }
 
+uint64_t rtio_qos_renew(struct rtio_qos_flow *f)
+{
+	uint64_t gen = __atomic_add_fetch(&f->generation, 1, __ATOMIC_RELEASE);
+
+	/* after the bump: a ticket of the old generation no longer takes one off */
+	qos_store(&f->waiting, 0);
+	return gen;
+}
+
 /* The smaller of two rates where 0 is unlimited. */
 static uint64_t qos_min_rate(uint64_t a, uint64_t b)
 {

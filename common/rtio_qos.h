@@ -142,6 +142,15 @@ int rtio_qos_check(const struct rtio_qos_header *hdr, uint64_t size);
 uint64_t rtio_qos_assign(struct rtio_qos_flow *f, const struct rtio_qos_rates *r);
 
 /*
+ * aiod: make every client of slot f bind again (a reload changed which rule
+ * a principal may fall under) while the flow goes on: its backlog, counters
+ * and rates stay, only the generation moves. Requests held at the old
+ * generation go at once (rtio_qos_current() is false for them) and no
+ * longer count as waiting. Returns the new generation.
+ */
+uint64_t rtio_qos_renew(struct rtio_qos_flow *f);
+
+/*
  * aiod: publish new rates for a flow in use. A backlog built at the old rate
  * is rescaled to the new one, so raising a low rate takes effect at once
  * instead of after the old backlog drains.

@@ -1,7 +1,8 @@
 /*
  * Unit tests of aiod/qos.c in an in-process aiod: which flow slot a
  * principal is bound to, that a rule's principals share one flow, that no
- * policy means no flow, that a reload sends every client to bind again, and
+ * policy means no flow, that a reload keeps flows whose rule only changed its
+ * values and sends every client to bind again when matching changed, and
  * that the tick publishes a rule's limit where the clients pace by it.
  *
  * Copyright (C) 2026 rtio developers
@@ -167,32 +168,100 @@ static void test_qos_behind_reservation_goes_first(void **state)
 	talloc_free(ctx);
 }
 
-static void test_qos_reload_rebinds(void **state)
+static struct aiod_config *policy_of(struct aiod_ctx *ctx, const char *const *kv)
+{
+	struct aiod_config *next = talloc_zero(ctx, struct aiod_config);
+	char err[256];
+
+	next->qos = aiod_qos_policy_new(next);
+	for (unsigned i = 0; kv[i] != NULL; i += 3) {
+		assert_int_equal(aiod_qos_policy_add(next->qos, kv[i], kv[i + 1], kv[i + 2], 1, err,
+						     sizeof(err)), 0);
+	}
+	return next;
+}
+
+/* Run aiod's loop for ms milliseconds (QoS ticks). */
+static void run_ms(struct aiod_ctx *ctx, unsigned ms)
+{
+	struct timeval until = tevent_timeval_current_ofs(0, ms * 1000);
+
+	for (struct timeval tv = tevent_timeval_current(); tevent_timeval_compare(&tv, &until) < 0;
+	     tv = tevent_timeval_current()) {
+		assert_int_equal(tevent_loop_once(ctx->ev), 0);
+	}
+}
+
+/*
+ * A reload that changes only a rule's values keeps every flow as it is
+ * (binding, backlog, counters) and publishes the new value at the next tick.
+ */
+static void test_qos_reload_keeps_flows(void **state)
 {
 	static const char *const kv[] = { "qos.ingest", "match_user", "ingest",
 					  "qos.ingest", "limit", "24M", NULL };
 	static const char *const kv2[] = { "qos.ingest", "match_user", "ingest",
 					   "qos.ingest", "limit", "48M", NULL };
 	struct aiod_ctx *ctx = qos_ctx(kv);
-	struct aiod_config *next = talloc_zero(ctx, struct aiod_config);
-	struct rtio_qos_bind_rep a, b;
+	struct rtio_qos_bind_rep a, b, be;
+	struct rtio_qos_counters c;
 	struct rtio_qos_flow *f;
-	char err[256];
+	struct rtio_qos_hold hold;
 
 	(void)state;
 	qbind(ctx, "ingest", "10.0.0.1", &a);
+	qbind(ctx, "farm", "10.0.0.2", &be);
 	f = slot_of(ctx, a.slot);
+	assert_int_equal(f->rates.rate_Bps, 24u << 20);
+	/* 8 MiB charged at 24 MiB/s: a backlog of about 1/3 s */
+	(void)rtio_qos_charge_hold(f, false, 8u << 20, aiod_now_ns(), &hold);
+	aiod_qos_reload(ctx, policy_of(ctx, kv2));
 	assert_true(rtio_qos_current(f, a.generation));
-	next->qos = aiod_qos_policy_new(next);
-	for (unsigned i = 0; kv2[i] != NULL; i += 3) {
-		assert_int_equal(aiod_qos_policy_add(next->qos, kv2[i], kv2[i + 1], kv2[i + 2], 1, err,
-						     sizeof(err)), 0);
-	}
-	aiod_qos_reload(ctx, next);
-	/* the client's binding is stale: it binds again and gets the new limit */
-	assert_false(rtio_qos_current(f, a.generation));
+	assert_true(rtio_qos_current(slot_of(ctx, be.slot), be.generation));
+	rtio_qos_read_counters(f, &c);
+	assert_int_equal(c.bytes_read, 8u << 20);
+	assert_true(rtio_qos_hold_left(f, &hold, aiod_now_ns()) > 0);
+	run_ms(ctx, 250);
+	assert_int_equal(f->rates.rate_Bps, 48u << 20);
 	qbind(ctx, "ingest", "10.0.0.1", &b);
-	assert_int_equal(slot_of(ctx, b.slot)->rates.rate_Bps, 48u << 20);
+	assert_int_equal(b.slot, a.slot);
+	assert_int_equal(b.generation, a.generation);
+	talloc_free(ctx);
+}
+
+/*
+ * A reload that may move principals to other rules sends every client to
+ * bind again: a kept rule's flow is renewed (the same slot, its rate as it
+ * was), a flow whose rule went is given up, and a principal a new rule
+ * matches binds to it.
+ */
+static void test_qos_reload_rebinds(void **state)
+{
+	static const char *const kv[] = { "qos.ingest", "match_user", "ingest",
+					  "qos.ingest", "limit", "24M",
+					  "qos.old", "match_user", "old",
+					  "qos.old", "limit", "8M", NULL };
+	static const char *const kv2[] = { "qos.ingest", "match_user", "ingest",
+					   "qos.ingest", "limit", "24M",
+					   "qos.farm", "match_user", "farm",
+					   "qos.farm", "limit", "10M", NULL };
+	struct aiod_ctx *ctx = qos_ctx(kv);
+	struct rtio_qos_bind_rep a, b, o, fa, fb;
+
+	(void)state;
+	qbind(ctx, "ingest", "10.0.0.1", &a);
+	qbind(ctx, "old", "10.0.0.3", &o);
+	qbind(ctx, "farm", "10.0.0.2", &fa);
+	aiod_qos_reload(ctx, policy_of(ctx, kv2));
+	assert_false(rtio_qos_current(slot_of(ctx, a.slot), a.generation));
+	assert_false(rtio_qos_current(slot_of(ctx, o.slot), o.generation));
+	assert_false(rtio_qos_current(slot_of(ctx, fa.slot), fa.generation));
+	qbind(ctx, "ingest", "10.0.0.1", &b);
+	assert_int_equal(b.slot, a.slot);
+	assert_int_equal(slot_of(ctx, b.slot)->rates.rate_Bps, 24u << 20);
+	qbind(ctx, "farm", "10.0.0.2", &fb);
+	assert_string_equal(fb.rule, "farm");
+	assert_int_equal(slot_of(ctx, fb.slot)->rates.rate_Bps, 10u << 20);
 	talloc_free(ctx);
 }
 
@@ -252,6 +321,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_qos_no_policy_no_flow),
 		cmocka_unit_test(test_qos_rule_principals_share_a_flow),
+		cmocka_unit_test(test_qos_reload_keeps_flows),
 		cmocka_unit_test(test_qos_reload_rebinds),
 		cmocka_unit_test(test_qos_slot_reserve),
 		cmocka_unit_test(test_qos_behind_reservation_goes_first),
