@@ -66,9 +66,19 @@ assert f[0]["bytes_total"] >= 5 * (20 << 20), f' || { echo "aiodctl qos --json i
 	kill -HUP "$PRIV_AIOD_PID"
 	it_wait_up "$PRIV_AIOD_PID" "$IT_T/log/aiod-qos.log" "the reload" \
 		grep -q "QoS policy of 1 rules in force" "$IT_T/log/aiod-qos.log"
+	# the flow is kept across it (same rule, same keys): its count goes on
+	grep -q "QoS policy of 1 rules in force, 1 flows kept" "$IT_T/log/aiod-qos.log" ||
+		{ echo "the reload did not keep the capped flow"; rc=1; }
 	read -r rate errs <<< "$(qos_readers 4 reload)"
 	echo "after reload, limit 48 MiB/s: $rate MiB/s, $errs errors"
 	qos_within "$rate" 48 && [ "$errs" = 0 ] || rc=1
+	"$BUILD/aiodctl" -s "$PRIV_SOCK" qos --json | /usr/bin/python3 -c '
+import json, sys
+f = json.load(sys.stdin)["flows"]
+assert len(f) == 1 and f[0]["rule"] == "capped", f
+assert f[0]["limit_bytes_per_second"] == 48 << 20, f
+assert f[0]["bytes_total"] >= 5 * (20 << 20) + 4 * (40 << 20), f' ||
+		{ echo "after the reload the flow is not the same one at 48 MiB/s"; rc=1; }
 
 	# aiod killed mid-run: no client error, the last rate still holds
 	read -r rate errs <<< "$(QOS_DURING='sleep 2; kill -KILL $PRIV_AIOD_PID' qos_readers 6 killed)"
