@@ -25,7 +25,7 @@
 # Usage: bench/fio/run.sh [-h]    (root; settings from the environment:)
 #   RUNS=10 RUNTIME=5 FILE_SIZE=2G DIR=/var/tmp CACHE_SIZE=<FILE_SIZE+512M>
 #   BLOCK_SIZE=1M RAND_IODEPTH=8 SEQ_IODEPTH=8 BUFFERED=1 HIT_N=20000
-#   STRACE=1 KEEP=0 RESULTS_DIR=bench/results AIOD=$BUILD/fio/aiod
+#   STRACE=1 KEEP=0 RESULTS_DIR=bench/results AIOD=$BUILD/aiod
 #   WORKLOADS="rand4k seq1m" CACHES="cold hot" HIT=1 (subsets)
 #   READAHEAD=<aiod [readahead] blocks; unset = aiod's default>
 #   THP_SHMEM=advise (huge pages for aiod's cache during the run; restored
@@ -81,8 +81,8 @@ log "building"
 bench/fio/build.sh >&2
 ENGINE=$BUILD/fio/rtio_engine.so
 HIT_RTT=$BUILD/fio/hit_rtt
-AIOD=${AIOD:-$BUILD/fio/aiod}
-AIODCTL=${AIODCTL:-$BUILD/fio/aiodctl}
+AIOD=${AIOD:-$BUILD/aiod}
+AIODCTL=${AIODCTL:-$BUILD/aiodctl}
 [ -x "$AIOD" ] && [ -x "$AIODCTL" ] || die "no aiod/aiodctl at $AIOD / $AIODCTL"
 
 stamp=$(date +%Y%m%d-%H%M%S)

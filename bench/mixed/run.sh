@@ -29,7 +29,7 @@
 # Usage: bench/mixed/run.sh [-h]    (root; settings from the environment:)
 #   RUNS=5 RUNTIME=10 CACHE_SIZE=1G WORKING_SET=4 FILE_SIZE=<CACHE_SIZE x WORKING_SET>
 #   BLOCK_SIZE=1M QDS="1 8" WORKLOADS="rand4k rand64k" ENGINES="direct rtio"
-#   DIR=/var/tmp KEEP=0 RESULTS_DIR=bench/results AIOD=$BUILD/fio/aiod
+#   DIR=/var/tmp KEEP=0 RESULTS_DIR=bench/results AIOD=$BUILD/aiod
 #   THP_SHMEM=advise (huge pages for aiod's cache during the run, bench/thp.sh)
 # QD stays <= 8: without CAP_SYS_RESOURCE a session has at most
 # fs.mqueue.msg_max (10) requests in flight; deeper queues wait client-side.
@@ -82,8 +82,8 @@ done
 log "building"
 bench/fio/build.sh >&2
 ENGINE=$BUILD/fio/rtio_engine.so
-AIOD=${AIOD:-$BUILD/fio/aiod}
-AIODCTL=${AIODCTL:-$BUILD/fio/aiodctl}
+AIOD=${AIOD:-$BUILD/aiod}
+AIODCTL=${AIODCTL:-$BUILD/aiodctl}
 [ -x "$AIOD" ] && [ -x "$AIODCTL" ] || die "no aiod/aiodctl at $AIOD / $AIODCTL"
 
 stamp=$(date +%Y%m%d-%H%M%S)
