@@ -26,6 +26,10 @@ BUILD=$BUILD "$here/integration/run.sh" 2>&1 | tee "$log.int"
 sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed.*/integration: \1 passed, \2 failed/p' "$log.int" |
 	tail -n 1 >> "$log"
 
+# The benchmarks' build and fio engine (tests/bench-check.sh: "bench: N passed, M failed").
+BUILD=$BUILD "$here/bench-check.sh" 2>&1 | tee -a "$log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+
 # The Debian packages, built with the Debian toolchain and checked without
 # installing them (tests/deb-check.sh ends with "deb: N passed, M failed")...
 if make --no-print-directory -C "$here/.." BUILD="$BUILD" deb > "$log.deb" 2>&1; then
@@ -42,7 +46,7 @@ else
 fi
 
 # Sum the per-suite closing lines.
-read -r p f < <(sed -n 's/^\(unit\|layers\|integration\|deb\|deb-install\): \([0-9]*\) passed, \([0-9]*\) failed.*/\2 \3/p' "$log" |
+read -r p f < <(sed -n 's/^\(unit\|layers\|integration\|bench\|deb\|deb-install\): \([0-9]*\) passed, \([0-9]*\) failed.*/\2 \3/p' "$log" |
 	awk '{p += $1; f += $2} END {print p + 0, f + 0}')
 if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then
 	f=1	# a suite failed without counting it (crash, missing binary)
