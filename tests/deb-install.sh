@@ -20,6 +20,75 @@ check() { local what=$1; shift; if "$@"; then ok "$what"; else fail "$what"; fi;
 finish() { echo "deb-install: $passed passed, $failed failed"; [ "$failed" -eq 0 ]; exit $?; }
 
 # ---------------------------------------------------------------------------
+# Inside the copy: a working server from what the packages installed. The
+# installed aiod (its own socket and cache) and the real smbd with the
+# installed module on port 4445 (bench/tests' private smbd: all its state
+# under DIR/srv); a file put and got back through an rtio share; both
+# stopped by their pids whatever happens.
+# ---------------------------------------------------------------------------
+served() {
+	local d=$1 s=$1/srv apid="" spid="" user=rtiodeb pw=rtio-Deb-pw1 i p
+	local sock=$1/srv/run/aiod.sock smb
+	stop_served() {
+		[ -n "$spid" ] && kill -TERM "$spid" 2>/dev/null
+		for i in $(seq 1 100); do
+			[ -n "$spid" ] && kill -0 "$spid" 2>/dev/null || break
+			sleep 0.1
+		done
+		if [ -n "$spid" ]; then
+			wait "$spid" 2>/dev/null
+			# smbd leads a process group: its children follow it
+			for p in $(ps -e -o pid=,pgid= | awk -v g="$spid" '$2 == g {print $1}'); do
+				kill -KILL "$p" 2>/dev/null
+			done
+		fi
+		[ -n "$apid" ] && kill -TERM "$apid" 2>/dev/null && wait "$apid" 2>/dev/null
+		spid="" apid=""
+	}
+	mkdir -p "$s/run" "$s/share" && chmod 777 "$s/share" &&
+		printf '[global]\nsocket_path = %s\n[cache]\nsize = 64M\n' "$sock" > "$s/aiod.ini" ||
+		{ fail "a working server: its directory"; return; }
+	/usr/sbin/aiod -c "$s/aiod.ini" -F > "$s/aiod.log" 2>&1 &
+	apid=$!
+	for i in $(seq 1 100); do
+		/usr/bin/aiodctl -s "$sock" stats > /dev/null 2>&1 && break
+		sleep 0.1
+	done
+	answers() { /usr/bin/aiodctl -s "$sock" stats > /dev/null || { tail -n 5 "$s/aiod.log"; return 1; }; }
+	check "the installed aiod starts and answers aiodctl" answers
+	# shellcheck source=../scripts/smbconf.sh
+	. "$d/smbconf.sh"
+	rtio_smb_dirs "$s"
+	{ rtio_smb_global "$s" 4445
+	  printf '[rtio]\n\tpath = %s\n\tread only = no\n\tvfs objects = rtio\n\trtio:socket = %s\n' \
+		"$s/share" "$sock"; } > "$s/smb.conf"
+	id "$user" > /dev/null 2>&1 || useradd --system --no-create-home --home-dir /nonexistent \
+		--shell /usr/sbin/nologin "$user" > /dev/null 2>&1
+	printf '%s\n%s\n' "$pw" "$pw" | smbpasswd -c "$s/smb.conf" -a -s "$user" > /dev/null 2>&1 ||
+		{ fail "a working server: smbpasswd for $user"; stop_served; return; }
+	smbd -F --debug-stdout -s "$s/smb.conf" -d 1 > "$s/smbd.log" 2>&1 &
+	spid=$!
+	head -c $((8 << 20)) /dev/urandom > "$s/in.bin"
+	smb() { smbclient "//127.0.0.1/rtio" -p 4445 -U "$user%$pw" -c "$1" > "$s/smbclient.log" 2>&1; }
+	for i in $(seq 1 100); do
+		smb ls && break
+		sleep 0.1
+	done
+	roundtrip() {
+		(cd "$s" && smb "put in.bin x.bin; get x.bin out.bin") && cmp -s "$s/in.bin" "$s/out.bin" ||
+			{ tail -n 5 "$s/smbclient.log" "$s/smbd.log" | sed 's/^/     /'; return 1; }
+	}
+	check "8 MiB put and got back through an rtio share of the real smbd: the same bytes" roundtrip
+	attached() {
+		grep -q 'rtio: attached to aiod' "$s/smbd.log" &&
+			[ "$(/usr/bin/aiodctl -s "$sock" stats | sed -n 's/^sessions_total=//p')" -ge 1 ] ||
+			{ tail -n 5 "$s/smbd.log" | sed 's/^/     /'; return 1; }
+	}
+	check "smbd attached the installed module to the installed aiod (a session counted)" attached
+	stop_served
+}
+
+# ---------------------------------------------------------------------------
 # Inside the copy (chroot): every step on the real dpkg database.
 # ---------------------------------------------------------------------------
 inside() {
@@ -45,6 +114,7 @@ inside() {
 	# What smbd would do with the module: dlopen it against this Samba.
 	module_loads() { /usr/bin/aiodctl doctor >"$d/doctor.log" 2>&1; grep -q '^OK *module' "$d/doctor.log" || { cat "$d/doctor.log"; return 1; }; }
 	check "aiodctl doctor: the installed module loads with the installed Samba" module_loads
+	served "$d"
 
 	# -- upgrade: a newer build of both, with the admin's aiod.ini edited --
 	echo "# edited by the admin (deb-install.sh)" >>/etc/aiod/aiod.ini
@@ -159,9 +229,9 @@ unshare --mount --propagation private bash -c '
 	  mount -t tmpfs tmpfs "$t/root/run" &&
 	  mount -t tmpfs tmpfs "$t/root/tmp" &&
 	  rm -rf "$t/root$d" && mkdir -p "$t/root$d" &&
-	  cp "$aiod_deb" "$vfs_deb" "$script" "$t/root$d/"; } || exit 97
+	  cp "$aiod_deb" "$vfs_deb" "$script" "$5" "$t/root$d/"; } || exit 97
 	exec chroot "$t/root" bash "$d/$(basename "$script")" --inside "$d"
-' rtio-deb-install "$tmp" "$aiod_deb" "$vfs_deb" "$here/tests/deb-install.sh"
+' rtio-deb-install "$tmp" "$aiod_deb" "$vfs_deb" "$here/tests/deb-install.sh" "$here/scripts/smbconf.sh"
 status=$?
 # The inside closes with its own summary line; 97: it never ran.
 if [ "$status" -eq 97 ]; then
