@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs, upgrades, removes and purges the packages `make deb` built with
+# Installs, serves a share from, upgrades, removes and purges the packages `make deb` built with
 # the real apt and dpkg, and simulates a Samba upgrade next to them — in a
 # throwaway copy of this machine: an overlay over / in a mount namespace of
 # its own, so the host's packages, files and Samba stay as they are (the
