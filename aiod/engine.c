@@ -10,6 +10,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <sched.h>
 #include <liburing.h>
 #include <stdio.h>
@@ -43,6 +44,7 @@ struct engine_op {
 	struct iovec iov[ENGINE_MAX_IOV];
 	aiod_engine_done_fn done;
 	void *private_data;
+	uint64_t submit_ns;	/* handed to the kernel; for the debug trace */
 };
 
 struct aiod_engine {
@@ -173,6 +175,36 @@ static struct engine_op *engine_pick(struct aiod_engine *e)
 	return head;
 }
 
+/*
+ * At debug level, every operation as it goes to the device and comes back:
+ * fd, offset, length, how far its deadline is (negative: already late) and
+ * how many wait behind it, then how long the device took. Where a stream
+ * went late on a busy disk, this is the order the disk was given.
+ */
+static void engine_trace_submit(struct aiod_engine *e, struct engine_op *op)
+{
+	if (!aiod_log_enabled(AIOD_LOG_DEBUG)) {
+		return;
+	}
+	op->submit_ns = aiod_now_ns();
+	AIOD_DEBUG("engine: submit kind %d fd %d off %" PRIu64 " len %" PRIu32 " deadline %+.1f ms, %u queued",
+		   (int)op->kind, op->fd, op->off, op->len,
+		   ((double)op->item.deadline_ns - (double)op->submit_ns) / 1e6, e->queue->count);
+}
+
+static void engine_trace_complete(const struct engine_op *op, int res)
+{
+	uint64_t now;
+
+	if (op->submit_ns == 0 || !aiod_log_enabled(AIOD_LOG_DEBUG)) {
+		return;
+	}
+	now = aiod_now_ns();
+	AIOD_DEBUG("engine: done fd %d off %" PRIu64 " res %d in %.1f ms, deadline %+.1f ms",
+		   op->fd, op->off, res, (double)(now - op->submit_ns) / 1e6,
+		   ((double)op->item.deadline_ns - (double)now) / 1e6);
+}
+
 static void engine_submit(struct tevent_context *ev, struct tevent_immediate *im, void *private_data)
 {
 	struct aiod_engine *e = private_data;
@@ -199,6 +231,7 @@ static void engine_submit(struct tevent_context *ev, struct tevent_immediate *im
 			e->last_end = op->off + op->len;
 		}
 		engine_prep(e, sqe, op);
+		engine_trace_submit(e, op);
 		e->st.inflight++;
 		n++;
 	}
@@ -237,6 +270,7 @@ static void engine_iov_advance(struct engine_op *op, uint32_t n)
 static void engine_complete(struct aiod_engine *e, struct engine_op *op, int res)
 {
 	e->st.inflight--;
+	engine_trace_complete(op, res);
 	if (res == -EAGAIN || res == -EINTR) {
 		e->st.resubmits++;
 		goto requeue;

@@ -24,6 +24,7 @@
 #   BUILD           build dir with aiod, aiodctl, emudisk, rtio-stream [<repo>/build]
 #   RT_SMB_PORT     smbd port; when unset, the first free one from 4445 up
 #   RT_KEEP=1       keep the temp dir (logs of every run) at exit
+#   RT_AIOD_LOG_LEVEL  aiod's log_level [3]; 4 traces every device request (engine: submit/done)
 #   RT_TMP          where the temp dir goes [/tmp]
 #   RT_SMBD_LOG_LEVEL  smb.conf log level [1]
 #   RT_RTIO_HITS    the rtio share's rtio:hits (local: smbd copies cached reads itself,
@@ -499,7 +500,7 @@ rt_write_aiod_ini() {
 	local mode=$RT_ADMISSION_MODE
 	[ -n "$mode" ] || [ "$RT_SETTINGS" != tuned ] || mode=off
 	{
-		printf '%s\n' '[global]' "socket_path = $RT_T/aiod/aiod.sock" 'log_level = 3' ''
+		printf '%s\n' '[global]' "socket_path = $RT_T/aiod/aiod.sock" "log_level = ${RT_AIOD_LOG_LEVEL:-3}" ''
 		rt_settings "$@"
 		echo '[admission]'
 		[ -z "$mode" ] || echo "mode = $mode"
