@@ -103,6 +103,13 @@ void aiod_read_hit(struct aiod_ctx *ctx, struct aiod_peer *p, struct aiod_open *
 /* One disk read of the n contiguous LOADING blocks b of o's file. */
 int aiod_load_submit(struct aiod_ctx *ctx, struct aiod_open *o, struct aiod_block **b, uint32_t n,
 		     uint64_t deadline_ns);
+/*
+ * The engine's aiod_engine_grow_fn (arg: the aiod_ctx): a stream's load may
+ * grow, when the device takes it, to what keeps up with every stream
+ * admitted by then (aiod_readahead_sustain_bytes()); anything else stays as
+ * it was queued.
+ */
+uint64_t aiod_load_grow(void *arg, aiod_engine_done_fn done, void *private_data);
 
 /* passthrough.c */
 /*
@@ -116,6 +123,12 @@ bool aiod_passthrough_start(struct aiod_req *r);
 /* readahead.c */
 void aiod_readahead(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t last, uint64_t size,
 		    uint32_t want);
+/*
+ * Bytes a request of stream o must bring now so that one round of requests,
+ * one per admitted stream, loses no lead (at most io_size); 0 for a reader
+ * without a bitrate or without a device profile.
+ */
+uint64_t aiod_readahead_sustain_bytes(const struct aiod_ctx *ctx, const struct aiod_open *o);
 
 /* write.c */
 bool aiod_write0_start(struct aiod_req *r);

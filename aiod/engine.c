@@ -45,6 +45,9 @@ struct engine_op {
 	aiod_engine_done_fn done;
 	void *private_data;
 	uint64_t submit_ns;	/* handed to the kernel; for the debug trace */
+	/* READV grown at dispatch: the reads it took along, and its own length */
+	struct engine_op *along;
+	uint32_t own_len;
 };
 
 struct aiod_engine {
@@ -67,6 +70,9 @@ struct aiod_engine {
 	/* where the last read handed to the kernel ends */
 	int last_fd;
 	uint64_t last_end;
+	/* aiod_engine_set_grow() */
+	aiod_engine_grow_fn grow;
+	void *grow_arg;
 };
 
 static int engine_destructor(struct aiod_engine *e)
@@ -175,6 +181,61 @@ static struct engine_op *engine_pick(struct aiod_engine *e)
 	return head;
 }
 
+void aiod_engine_set_grow(struct aiod_engine *e, aiod_engine_grow_fn grow, void *arg)
+{
+	e->grow = grow;
+	e->grow_arg = arg;
+}
+
+/* The queued READV of the same callback that starts where op ends on op's fd. */
+static struct engine_op *engine_next_along(struct aiod_engine *e, const struct engine_op *op)
+{
+	for (uint32_t i = 0; i < e->queue->count; i++) {
+		struct engine_op *y = (struct engine_op *)e->queue->heap[i];
+
+		if (y->kind == ENGINE_READV && y->fd == op->fd && y->done == op->done &&
+		    y->off == op->off + op->len && y->along == NULL && y->done_bytes == 0) {
+			return y;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Grow a vectored read about to go to the device by the queued reads that
+ * follow it, while it is smaller than its owner now wants (aiod_engine_grow_fn).
+ * Once only, before any of it was transferred; the reads taken along keep
+ * their own callbacks (engine_complete splits the result).
+ */
+static void engine_grow(struct aiod_engine *e, struct engine_op *op)
+{
+	struct engine_op **tail = &op->along;
+	uint64_t want;
+
+	if (e->grow == NULL || op->kind != ENGINE_READV || op->along != NULL || op->done_bytes > 0) {
+		return;
+	}
+	want = e->grow(e->grow_arg, op->done, op->private_data);
+	op->own_len = op->len;
+	while (op->len < want) {
+		struct engine_op *y = engine_next_along(e, op);
+
+		if (y == NULL || op->niov + y->niov > ENGINE_MAX_IOV ||
+		    (uint64_t)op->len + y->len > INT32_MAX) {
+			break;
+		}
+		aiod_edf_remove(e->queue, &y->item);
+		memcpy(op->iov + op->niov, y->iov, y->niov * sizeof(y->iov[0]));
+		op->niov += y->niov;
+		op->len += y->len;
+		*tail = y;
+		tail = &y->along;
+		y->along = NULL;
+		e->st.merged++;
+	}
+	e->st.queued = e->queue->count;
+}
+
 /*
  * At debug level, every operation as it goes to the device and comes back:
  * fd, offset, length, how far its deadline is (negative: already late) and
@@ -226,6 +287,7 @@ static void engine_submit(struct tevent_context *ev, struct tevent_immediate *im
 			break;
 		}
 		aiod_edf_remove(e->queue, &op->item);
+		engine_grow(e, op);
 		if (engine_is_read(op)) {
 			e->last_fd = op->fd;
 			e->last_end = op->off + op->len;
@@ -267,6 +329,32 @@ static void engine_iov_advance(struct engine_op *op, uint32_t n)
 	}
 }
 
+/*
+ * After op's own callback, the reads it took along (engine_grow), each with its part of res, the
+ * bytes of the whole request (or an error for all): what lies beyond op's
+ * own length, in order; past EOF a part is 0, as a read there would return.
+ */
+static void engine_done_along(struct aiod_engine *e, struct engine_op *op, int res)
+{
+	uint64_t pos = op->own_len;
+
+	while (op->along != NULL) {
+		struct engine_op *y = op->along;
+		int part = res;
+
+		op->along = y->along;
+		if (res >= 0) {
+			uint64_t got = (uint64_t)res > pos ? (uint64_t)res - pos : 0;
+
+			part = (int)(got < y->len ? got : y->len);
+		}
+		pos += y->len;
+		e->st.completed++;
+		y->done(y->private_data, part);
+		talloc_free(y);
+	}
+}
+
 static void engine_complete(struct aiod_engine *e, struct engine_op *op, int res)
 {
 	e->st.inflight--;
@@ -300,13 +388,16 @@ static void engine_complete(struct aiod_engine *e, struct engine_op *op, int res
 		res = (int)op->done_bytes;	/* report what made it */
 	}
 	e->st.completed++;
-	op->done(op->private_data, res);
+	op->done(op->private_data, res < 0 || op->own_len == 0 ? res :
+				   (int)((uint32_t)res < op->own_len ? (uint32_t)res : op->own_len));
+	engine_done_along(e, op, res);
 	talloc_free(op);
 	return;
 requeue:
 	if (aiod_edf_push(e->queue, &op->item) != 0) {
 		e->st.completed++;
 		op->done(op->private_data, -ENOMEM);
+		engine_done_along(e, op, -ENOMEM);
 		talloc_free(op);
 		return;
 	}

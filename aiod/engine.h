@@ -27,6 +27,7 @@ struct aiod_engine_stats {
 	uint32_t inflight;	/* in the kernel */
 	bool fixed_buffers;	/* the region is registered with the ring */
 	uint64_t continued;	/* reads served where the last one ended, ahead of the head */
+	uint64_t merged;	/* queued reads taken along by the one before them (grow) */
 };
 
 /*
@@ -48,6 +49,19 @@ struct aiod_engine *aiod_engine_create(TALLOC_CTX *mem_ctx, struct tevent_contex
  * have the slack. 0 for either: plain earliest-deadline-first.
  */
 void aiod_engine_set_costs(struct aiod_engine *e, uint64_t request_ns, uint64_t media_Bps);
+
+/*
+ * How large (bytes) a queued vectored read of done/private_data may grow
+ * when the device takes it; 0: as queued. The engine then takes the reads of
+ * the same callback that follow it on the same fd along in one request
+ * while it is still smaller than that (up to 16 blocks), and each completes
+ * with its own part. A size decided when a read was queued can be stale by
+ * the time the device is free: a stream's start-up read-ahead is queued for
+ * its whole window at its first reads, in requests sized for the streams
+ * admitted by then, and streams opened together are admitted one by one.
+ */
+typedef uint64_t (*aiod_engine_grow_fn)(void *arg, aiod_engine_done_fn done, void *private_data);
+void aiod_engine_set_grow(struct aiod_engine *e, aiod_engine_grow_fn grow, void *arg);
 
 /*
  * Queue an operation. fd must stay open until done runs; done never runs

@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "aiod.h"
+#include "dataplane.h"
+#include "engine.h"
 #include "config_dump.h"
 #include "log.h"
 #include "notify.h"
@@ -426,6 +428,7 @@ int main(int argc, char **argv)
 		talloc_free(ctx);
 		return 1;
 	}
+	aiod_engine_set_grow(ctx->engine, aiod_load_grow, ctx);
 	if (aiod_qos_init(ctx, err, sizeof(err)) != 0) {
 		AIOD_ERR("%s", err);
 		aiod_region_destroy(&ctx->region);

@@ -50,6 +50,16 @@ static void load_done(void *private_data, int result)
 	aiod_data_retry_blocked(ctx);
 }
 
+uint64_t aiod_load_grow(void *arg, aiod_engine_done_fn done, void *private_data)
+{
+	const struct aiod_load *ld = private_data;
+
+	if (done != load_done || ld->open->rate_bps == 0) {
+		return 0;
+	}
+	return aiod_readahead_sustain_bytes(arg, ld->open);
+}
+
 /*
  * Read n contiguous file blocks (LOADING, hashed, one reference each for the
  * load) with one request. On failure the blocks are failed (their waiters run)

@@ -53,6 +53,16 @@ static uint32_t sustain_blocks(const struct aiod_ctx *ctx, const struct aiod_ope
 	return s >= RTIO_MAX_SEGS ? UINT32_MAX : (uint32_t)s + 1;
 }
 
+uint64_t aiod_readahead_sustain_bytes(const struct aiod_ctx *ctx, const struct aiod_open *o)
+{
+	uint32_t n = sustain_blocks(ctx, o);
+
+	if (n > io_blocks(ctx)) {
+		n = io_blocks(ctx);
+	}
+	return (uint64_t)n * ctx->cache->block_size;
+}
+
 /*
  * Blocks the next read-ahead request of o carries: io_size, and during a
  * stream's start-up less, growing by a third with every request. Streams

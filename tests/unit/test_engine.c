@@ -1,6 +1,6 @@
 /*
  * Unit tests: the io_uring engine's choice of what goes to the device next
- * (aiod/engine.c), with a real ring on a temporary file. Queue depth 1, so
+ * and how large (aiod/engine.c), with a real ring on a temporary file. Queue depth 1, so
  * the order operations complete in is the order the engine handed them on.
  *
  * Copyright (C) 2026 rtio developers
@@ -97,12 +97,117 @@ static void test_engine_no_continuation_past_a_deadline(void **state)
 	run(true, 1, "ABC");
 }
 
+/*
+ * Growing a vectored read when the device takes it (aiod_engine_set_grow):
+ * W is in the kernel; X (blocks 0-1 of the file), Z (elsewhere, due before
+ * Y) and Y (blocks 2-3, right after X) wait. X may grow to want_blocks: it
+ * takes Y along when that fits, and Y completes with its own part of the
+ * request (its bytes where its buffers are), before Z.
+ */
+struct vtag {
+	struct order *o;
+	char name;
+	int result;
+};
+
+static void vdone(void *private_data, int result)
+{
+	struct vtag *t = private_data;
+
+	t->result = result;
+	t->o->seen[t->o->n++] = t->name;
+}
+
+struct grow_arg {
+	void *who;
+	uint64_t bytes;
+};
+
+static uint64_t grow_x(void *arg, aiod_engine_done_fn fn, void *private_data)
+{
+	struct grow_arg *g = arg;
+
+	return fn == vdone && private_data == g->who ? g->bytes : 0;
+}
+
+static void run_grow(uint32_t want_blocks, off_t file_blocks, const char *expect, int y_result)
+{
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct tevent_context *ev = tevent_context_init(mem);
+	uint8_t *bufs = talloc_zero_array(mem, uint8_t, 8 * BLK), pattern[BLK];
+	char path[] = "/tmp/rtio-engine.XXXXXX", err[256];
+	struct aiod_engine *e;
+	struct aiod_engine_stats st;
+	struct order o = { .n = 0 };
+	struct vtag w = { &o, 'W', 0 }, x = { &o, 'X', 0 }, y = { &o, 'Y', 0 }, z = { &o, 'Z', 0 };
+	struct grow_arg g = { &x, (uint64_t)want_blocks * BLK };
+	uint64_t now = aiod_now_ns();
+	uint32_t xb[] = { 1, 2 }, yb[] = { 4, 3 }, zb[] = { 5, 6 };
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_int_equal(unlink(path), 0);
+	for (off_t i = 0; i < file_blocks; i++) {
+		memset(pattern, (int)(0x10 + i), sizeof(pattern));
+		assert_int_equal(pwrite(fd, pattern, BLK, i * BLK), (ssize_t)BLK);
+	}
+	/* W and Z read far from X and Y: within the file, or past its end when it is short */
+	assert_int_equal(ftruncate(fd, file_blocks < 4 ? file_blocks * BLK : 1 << 20), 0);
+	e = aiod_engine_create(mem, ev, 1, bufs, BLK, 8, err, sizeof(err));
+	assert_non_null(e);
+	aiod_engine_set_grow(e, grow_x, &g);
+	assert_int_equal(aiod_engine_read(e, fd, 0, 0, BLK, 64 * BLK, now, vdone, &w), 0);
+	assert_int_equal(aiod_engine_readv(e, fd, xb, 2, 0, now + 1000000, vdone, &x), 0);
+	assert_int_equal(aiod_engine_readv(e, fd, zb, 2, 32 * BLK, now + 2000000, vdone, &z), 0);
+	assert_int_equal(aiod_engine_readv(e, fd, yb, 2, 2 * BLK, now + 3000000, vdone, &y), 0);
+	while (o.n < 4) {
+		assert_int_equal(tevent_loop_once(ev), 0);
+	}
+	assert_memory_equal(o.seen, expect, 4);
+	assert_int_equal(x.result, (int)(2 * BLK));
+	assert_int_equal(y.result, y_result);
+	/* X's blocks hold file blocks 0 and 1; Y's (4, then 3) blocks 2 and 3 where the file has them */
+	assert_int_equal(bufs[1 * BLK], 0x10);
+	assert_int_equal(bufs[2 * BLK + BLK - 1], 0x11);
+	if (y_result >= (int)BLK) {
+		assert_int_equal(bufs[4 * BLK], 0x12);
+	}
+	aiod_engine_get_stats(e, &st);
+	assert_int_equal(st.merged, strcmp(expect, "WXYZ") == 0 ? 1 : 0);
+	assert_int_equal(st.completed, 4);
+	close(fd);
+	talloc_free(mem);
+}
+
+static void test_engine_grow_takes_the_next_read_along(void **state)
+{
+	(void)state;
+	run_grow(4, 8, "WXYZ", (int)(2 * BLK));
+}
+
+static void test_engine_grow_not_beyond_what_is_wanted(void **state)
+{
+	(void)state;
+	/* X is already as large as its owner wants: plain EDF, Z before Y */
+	run_grow(2, 8, "WXZY", (int)(2 * BLK));
+}
+
+static void test_engine_grow_splits_a_short_read(void **state)
+{
+	(void)state;
+	/* the file ends in Y's first block: X gets its two, Y the one there is */
+	run_grow(4, 3, "WXYZ", (int)BLK);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_engine_continues_when_it_fits),
 		cmocka_unit_test(test_engine_plain_edf_without_costs),
 		cmocka_unit_test(test_engine_no_continuation_past_a_deadline),
+		cmocka_unit_test(test_engine_grow_takes_the_next_read_along),
+		cmocka_unit_test(test_engine_grow_not_beyond_what_is_wanted),
+		cmocka_unit_test(test_engine_grow_splits_a_short_read),
 	};
 
 	if (argc > 1) {
