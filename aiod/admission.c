@@ -60,6 +60,43 @@ void aiod_admission_init(struct aiod_ctx *ctx)
 	aiod_admission_publish(ctx);
 }
 
+/*
+ * Time the device needs for one read-ahead request of every admitted
+ * stream: io_size at the calibrated (or configured) random-read rate, times
+ * the streams. 0 when the capacity is unknown.
+ */
+uint64_t aiod_stream_round_ns(const struct aiod_ctx *ctx)
+{
+	unsigned __int128 ns;
+
+	if (ctx->capacity_Bps == 0 || ctx->streams == 0) {
+		return 0;
+	}
+	ns = (unsigned __int128)ctx->cfg->readahead_io_size * ctx->streams * 1000000000ull /
+	     ctx->capacity_Bps;
+	/* Beyond a few seconds the device is overcommitted anyway: keep deadlines meaningful. */
+	return ns > 5000000000ull ? 5000000000ull : (uint64_t)ns;
+}
+
+/*
+ * One stream more or fewer: the round of refills every stream deadline is
+ * moved by changes (aiod_stream_round_ns()), so the stream reads already
+ * queued move with it (aiod_engine_rekey()), or those queued while fewer
+ * streams were admitted would sort after the newer streams' reads by the
+ * difference: with five 200 Mbit/s streams opened together, the first
+ * one's reads waited half a second behind the others' and went late.
+ */
+static void admission_count(struct aiod_ctx *ctx, int delta)
+{
+	uint64_t old_round = aiod_stream_round_ns(ctx);
+
+	ctx->streams = (unsigned)((int)ctx->streams + delta);
+	if (ctx->engine != NULL) {
+		aiod_engine_rekey(ctx->engine, old_round, aiod_stream_round_ns(ctx));
+	}
+	aiod_admission_publish(ctx);
+}
+
 int aiod_admission_admit(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t bps)
 {
 	const struct aiod_config *cfg = ctx->cfg;
@@ -91,8 +128,7 @@ int aiod_admission_admit(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t bps
 	o->reserved = true;
 	o->file->reserved_bps += bps;
 	ctx->reserved_Bps += need;
-	ctx->streams++;
-	aiod_admission_publish(ctx);
+	admission_count(ctx, +1);
 	AIOD_INFO("admission: stream %s at %llu bit/s admitted (%u streams, %llu bytes/s reserved)",
 		  o->name, (unsigned long long)bps, ctx->streams,
 		  (unsigned long long)ctx->reserved_Bps);
@@ -107,8 +143,7 @@ void aiod_admission_release(struct aiod_ctx *ctx, struct aiod_open *o)
 	o->reserved = false;
 	o->file->reserved_bps -= o->rate_bps;
 	ctx->reserved_Bps -= o->rate_bps / 8;
-	ctx->streams--;
-	aiod_admission_publish(ctx);
+	admission_count(ctx, -1);
 }
 
 void aiod_admission_publish(struct aiod_ctx *ctx)

@@ -110,6 +110,13 @@ int aiod_load_submit(struct aiod_ctx *ctx, struct aiod_open *o, struct aiod_bloc
  * it was queued.
  */
 uint64_t aiod_load_grow(void *arg, aiod_engine_done_fn done, void *private_data);
+/*
+ * The engine's aiod_engine_rekey_fn (arg: the aiod_ctx): a stream's load
+ * queued with old_round_ns is due new_round_ns earlier instead; anything
+ * else keeps its deadline.
+ */
+uint64_t aiod_load_rekey(void *arg, aiod_engine_done_fn done, void *private_data,
+			 uint64_t deadline_ns, uint64_t old_round_ns, uint64_t new_round_ns);
 
 /* passthrough.c */
 /*

@@ -63,6 +63,13 @@ static void sift_down(struct aiod_edf *q, uint32_t i)
 	place(q, i, it);
 }
 
+void aiod_edf_reorder(struct aiod_edf *q)
+{
+	for (uint32_t i = q->count / 2; i-- > 0;) {
+		sift_down(q, i);
+	}
+}
+
 struct aiod_edf *aiod_edf_create(TALLOC_CTX *mem_ctx)
 {
 	return talloc_zero(mem_ctx, struct aiod_edf);

@@ -47,5 +47,7 @@ bool aiod_edf_fits_first(struct aiod_edf *q, const struct aiod_edf_item *c, uint
 			 uint64_t now_ns, aiod_edf_cost_fn cost, void *arg);
 /* Remove an item that is queued (heap_pos valid). */
 void aiod_edf_remove(struct aiod_edf *q, struct aiod_edf_item *it);
+/* The items' deadlines were changed in place: restore the queue's order. */
+void aiod_edf_reorder(struct aiod_edf *q);
 
 #endif

@@ -73,6 +73,9 @@ struct aiod_engine {
 	/* aiod_engine_set_grow() */
 	aiod_engine_grow_fn grow;
 	void *grow_arg;
+	/* aiod_engine_set_rekey() */
+	aiod_engine_rekey_fn rekey;
+	void *rekey_arg;
 };
 
 static int engine_destructor(struct aiod_engine *e)
@@ -185,6 +188,26 @@ void aiod_engine_set_grow(struct aiod_engine *e, aiod_engine_grow_fn grow, void 
 {
 	e->grow = grow;
 	e->grow_arg = arg;
+}
+
+void aiod_engine_set_rekey(struct aiod_engine *e, aiod_engine_rekey_fn fn, void *arg)
+{
+	e->rekey = fn;
+	e->rekey_arg = arg;
+}
+
+void aiod_engine_rekey(struct aiod_engine *e, uint64_t old_round_ns, uint64_t new_round_ns)
+{
+	if (e->rekey == NULL || old_round_ns == new_round_ns || e->queue->count == 0) {
+		return;
+	}
+	for (uint32_t i = 0; i < e->queue->count; i++) {
+		struct engine_op *op = (struct engine_op *)e->queue->heap[i];
+
+		op->item.deadline_ns = e->rekey(e->rekey_arg, op->done, op->private_data,
+						op->item.deadline_ns, old_round_ns, new_round_ns);
+	}
+	aiod_edf_reorder(e->queue);
 }
 
 /* The queued READV of the same callback that starts where op ends on op's fd. */

@@ -64,6 +64,21 @@ typedef uint64_t (*aiod_engine_grow_fn)(void *arg, aiod_engine_done_fn done, voi
 void aiod_engine_set_grow(struct aiod_engine *e, aiod_engine_grow_fn grow, void *arg);
 
 /*
+ * Stream deadlines are set one round of refills earlier than the data is
+ * needed (stream.c), and a round grows with the streams admitted: reads
+ * queued before a stream was admitted would sort after the later ones' by
+ * the difference. aiod_engine_rekey() gives the new deadline of every
+ * queued operation (fn as set here: its deadline for old_round_ns and
+ * new_round_ns) and restores the queue's order; admission calls it when the
+ * round changes.
+ */
+typedef uint64_t (*aiod_engine_rekey_fn)(void *arg, aiod_engine_done_fn done, void *private_data,
+					 uint64_t deadline_ns, uint64_t old_round_ns,
+					 uint64_t new_round_ns);
+void aiod_engine_set_rekey(struct aiod_engine *e, aiod_engine_rekey_fn fn, void *arg);
+void aiod_engine_rekey(struct aiod_engine *e, uint64_t old_round_ns, uint64_t new_round_ns);
+
+/*
  * Queue an operation. fd must stay open until done runs; done never runs
  * before the call returns. deadline_ns (CLOCK_MONOTONIC) orders waiting
  * operations. Returns 0 or -ENOMEM.

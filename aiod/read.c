@@ -60,6 +60,20 @@ uint64_t aiod_load_grow(void *arg, aiod_engine_done_fn done, void *private_data)
 	return aiod_readahead_sustain_bytes(arg, ld->open);
 }
 
+uint64_t aiod_load_rekey(void *arg, aiod_engine_done_fn done, void *private_data,
+			 uint64_t deadline_ns, uint64_t old_round_ns, uint64_t new_round_ns)
+{
+	const struct aiod_load *ld = private_data;
+	uint64_t due;
+
+	(void)arg;
+	if (done != load_done || ld->open->rate_bps == 0) {
+		return deadline_ns;
+	}
+	due = deadline_ns + old_round_ns;	/* when the data is needed (stream_due) */
+	return due > new_round_ns ? due - new_round_ns : 1;
+}
+
 /*
  * Read n contiguous file blocks (LOADING, hashed, one reference each for the
  * load) with one request. On failure the blocks are failed (their waiters run)

@@ -187,24 +187,6 @@ bool aiod_stream_playing(const struct aiod_open *o, uint64_t off)
 }
 
 /*
- * Time the device needs for one read-ahead request of every admitted
- * stream: io_size at the calibrated (or configured) random-read rate, times
- * the streams. 0 when the capacity is unknown.
- */
-uint64_t aiod_stream_round_ns(const struct aiod_ctx *ctx)
-{
-	unsigned __int128 ns;
-
-	if (ctx->capacity_Bps == 0 || ctx->streams == 0) {
-		return 0;
-	}
-	ns = (unsigned __int128)ctx->cfg->readahead_io_size * ctx->streams * 1000000000ull /
-	     ctx->capacity_Bps;
-	/* Beyond a few seconds the device is overcommitted anyway: keep deadlines meaningful. */
-	return ns > 5000000000ull ? 5000000000ull : (uint64_t)ns;
-}
-
-/*
  * Every stream's refill comes due about as often, and the device serves
  * them one at a time: a refill must start no later than a whole round of
  * refills before the reader gets there, or the streams that started

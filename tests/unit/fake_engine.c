@@ -169,6 +169,21 @@ int aiod_engine_writeback(struct aiod_engine *e, int fd, uint64_t off, uint32_t 
 	return fake_push(e, op, deadline_ns, done, private_data);
 }
 
+/* The fake serves operations in arrival order: there is no deadline order to restore. */
+void aiod_engine_set_rekey(struct aiod_engine *e, aiod_engine_rekey_fn fn, void *arg)
+{
+	(void)e;
+	(void)fn;
+	(void)arg;
+}
+
+void aiod_engine_rekey(struct aiod_engine *e, uint64_t old_round_ns, uint64_t new_round_ns)
+{
+	(void)e;
+	(void)old_round_ns;
+	(void)new_round_ns;
+}
+
 unsigned aiod_engine_cancel(struct aiod_engine *e, aiod_engine_done_fn done,
 			    bool (*match)(void *private_data, void *arg), void *arg)
 {

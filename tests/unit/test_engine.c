@@ -199,6 +199,51 @@ static void test_engine_grow_splits_a_short_read(void **state)
 	run_grow(4, 3, "WXYZ", (int)BLK);
 }
 
+/*
+ * aiod_engine_rekey(): deadlines of queued operations change in place (the
+ * stream round grew) and the queue follows them: X, due first when queued,
+ * is moved after Y by its owner's rekey function; Y keeps its deadline.
+ */
+static uint64_t rekey_x(void *arg, aiod_engine_done_fn fn, void *private_data,
+			uint64_t deadline_ns, uint64_t old_round_ns, uint64_t new_round_ns)
+{
+	(void)fn;
+	return private_data == arg ? deadline_ns + old_round_ns + new_round_ns : deadline_ns;
+}
+
+static void test_engine_rekey_reorders_the_queue(void **state)
+{
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct tevent_context *ev = tevent_context_init(mem);
+	uint8_t *bufs = talloc_zero_array(mem, uint8_t, 4 * BLK);
+	char path[] = "/tmp/rtio-engine.XXXXXX", err[256];
+	struct aiod_engine *e;
+	struct order o = { .n = 0 };
+	struct vtag w = { &o, 'W', 0 }, x = { &o, 'X', 0 }, y = { &o, 'Y', 0 }, z = { &o, 'Z', 0 };
+	uint64_t now = aiod_now_ns();
+	int fd = mkstemp(path);
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(ftruncate(fd, 1 << 20), 0);
+	e = aiod_engine_create(mem, ev, 1, bufs, BLK, 4, err, sizeof(err));
+	assert_non_null(e);
+	aiod_engine_set_rekey(e, rekey_x, &x);
+	assert_int_equal(aiod_engine_read(e, fd, 0, 0, BLK, 0, now, vdone, &w), 0);
+	assert_int_equal(aiod_engine_read(e, fd, 1, 0, BLK, 64 * BLK, now + 1000000, vdone, &x), 0);
+	assert_int_equal(aiod_engine_read(e, fd, 2, 0, BLK, 128 * BLK, now + 2000000, vdone, &y), 0);
+	assert_int_equal(aiod_engine_read(e, fd, 3, 0, BLK, 192 * BLK, now + 3000000, vdone, &z), 0);
+	aiod_engine_rekey(e, 1000000, 1500000);	/* X: now + 3.5 ms, after Z */
+	aiod_engine_rekey(e, 7, 7);		/* an unchanged round moves nothing */
+	while (o.n < 4) {
+		assert_int_equal(tevent_loop_once(ev), 0);
+	}
+	assert_memory_equal(o.seen, "WYZX", 4);
+	close(fd);
+	talloc_free(mem);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -208,6 +253,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_engine_grow_takes_the_next_read_along),
 		cmocka_unit_test(test_engine_grow_not_beyond_what_is_wanted),
 		cmocka_unit_test(test_engine_grow_splits_a_short_read),
+		cmocka_unit_test(test_engine_rekey_reorders_the_queue),
 	};
 
 	if (argc > 1) {
