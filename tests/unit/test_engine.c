@@ -40,6 +40,18 @@ static void done(void *private_data, int result)
 	t->o->seen[t->o->n++] = t->name;
 }
 
+/* An unlinked temporary file of size bytes (its blocks zero unless written). */
+static int scratch_file(off_t size)
+{
+	char path[] = "/tmp/rtio-engine.XXXXXX";
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(ftruncate(fd, size), 0);
+	return fd;
+}
+
 /*
  * A (due first) is dispatched at once. Then B is the earliest deadline and C
  * starts where A ended: with request costs known and B's deadline far enough,
@@ -50,16 +62,13 @@ static void run(bool costs, uint64_t b_due_ms, const char *expect)
 	TALLOC_CTX *mem = talloc_new(NULL);
 	struct tevent_context *ev = tevent_context_init(mem);
 	uint8_t *bufs = talloc_zero_array(mem, uint8_t, 3 * BLK);
-	char path[] = "/tmp/rtio-engine.XXXXXX", err[256];
+	char err[256];
 	struct aiod_engine *e;
 	struct order o = { .n = 0 };
 	struct op_tag a = { &o, 'A' }, b = { &o, 'B' }, c = { &o, 'C' };
 	uint64_t now = aiod_now_ns();
-	int fd = mkstemp(path);
+	int fd = scratch_file(1 << 20);
 
-	assert_true(fd >= 0);
-	assert_int_equal(unlink(path), 0);
-	assert_int_equal(ftruncate(fd, 1 << 20), 0);
 	assert_non_null(ev);
 	e = aiod_engine_create(mem, ev, 1, bufs, BLK, 3, err, sizeof(err));
 	assert_non_null(e);
@@ -135,7 +144,7 @@ static void run_grow(uint32_t want_blocks, off_t file_blocks, const char *expect
 	TALLOC_CTX *mem = talloc_new(NULL);
 	struct tevent_context *ev = tevent_context_init(mem);
 	uint8_t *bufs = talloc_zero_array(mem, uint8_t, 8 * BLK), pattern[BLK];
-	char path[] = "/tmp/rtio-engine.XXXXXX", err[256];
+	char err[256];
 	struct aiod_engine *e;
 	struct aiod_engine_stats st;
 	struct order o = { .n = 0 };
@@ -143,16 +152,13 @@ static void run_grow(uint32_t want_blocks, off_t file_blocks, const char *expect
 	struct grow_arg g = { &x, (uint64_t)want_blocks * BLK };
 	uint64_t now = aiod_now_ns();
 	uint32_t xb[] = { 1, 2 }, yb[] = { 4, 3 }, zb[] = { 5, 6 };
-	int fd = mkstemp(path);
+	/* W and Z read far from X and Y: within the file, or past its end when it is short */
+	int fd = scratch_file(file_blocks < 4 ? file_blocks * BLK : 1 << 20);
 
-	assert_true(fd >= 0);
-	assert_int_equal(unlink(path), 0);
 	for (off_t i = 0; i < file_blocks; i++) {
 		memset(pattern, (int)(0x10 + i), sizeof(pattern));
 		assert_int_equal(pwrite(fd, pattern, BLK, i * BLK), (ssize_t)BLK);
 	}
-	/* W and Z read far from X and Y: within the file, or past its end when it is short */
-	assert_int_equal(ftruncate(fd, file_blocks < 4 ? file_blocks * BLK : 1 << 20), 0);
 	e = aiod_engine_create(mem, ev, 1, bufs, BLK, 8, err, sizeof(err));
 	assert_non_null(e);
 	aiod_engine_set_grow(e, grow_x, &g);
@@ -216,17 +222,14 @@ static void test_engine_rekey_reorders_the_queue(void **state)
 	TALLOC_CTX *mem = talloc_new(NULL);
 	struct tevent_context *ev = tevent_context_init(mem);
 	uint8_t *bufs = talloc_zero_array(mem, uint8_t, 4 * BLK);
-	char path[] = "/tmp/rtio-engine.XXXXXX", err[256];
+	char err[256];
 	struct aiod_engine *e;
 	struct order o = { .n = 0 };
 	struct vtag w = { &o, 'W', 0 }, x = { &o, 'X', 0 }, y = { &o, 'Y', 0 }, z = { &o, 'Z', 0 };
 	uint64_t now = aiod_now_ns();
-	int fd = mkstemp(path);
+	int fd = scratch_file(1 << 20);
 
 	(void)state;
-	assert_true(fd >= 0);
-	assert_int_equal(unlink(path), 0);
-	assert_int_equal(ftruncate(fd, 1 << 20), 0);
 	e = aiod_engine_create(mem, ev, 1, bufs, BLK, 4, err, sizeof(err));
 	assert_non_null(e);
 	aiod_engine_set_rekey(e, rekey_x, &x);
