@@ -20,63 +20,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "engine.h"
 #include "log.h"
 #include "edf.h"
 #include "clock.h"
 
-enum engine_op_kind { ENGINE_READ, ENGINE_READV, ENGINE_WRITE, ENGINE_FSYNC, ENGINE_WRITEBACK };
-
-#define ENGINE_MAX_IOV 16
-
-struct engine_op {
-	struct aiod_edf_item item;	/* first: the queue hands us back this pointer */
-	enum engine_op_kind kind;
-	int fd;
-	uint32_t block;
-	uint8_t *buf;
-	uint32_t len;		/* still to transfer */
-	uint64_t off;
-	uint32_t done_bytes;
-	bool datasync;
-	unsigned sfr_flags;	/* WRITEBACK: sync_file_range flags */
-	uint32_t niov;		/* READV: blocks left; iov advances over short reads */
-	struct iovec iov[ENGINE_MAX_IOV];
-	aiod_engine_done_fn done;
-	void *private_data;
-	uint64_t submit_ns;	/* handed to the kernel; for the debug trace */
-	/* READV grown at dispatch: the reads it took along, and its own length */
-	struct engine_op *along;
-	uint32_t own_len;
-};
-
-struct aiod_engine {
-	struct io_uring ring;
-	bool ring_ok;
-	int efd;
-	struct tevent_context *ev;
-	struct tevent_fd *efd_fde;
-	struct tevent_immediate *submit_im;
-	bool submit_armed;
-	struct aiod_edf *queue;
-	uint8_t *bufs;
-	uint32_t block_size;
-	uint32_t nblocks;
-	uint32_t depth;
-	struct aiod_engine_stats st;
-	/* aiod_engine_set_costs(): 0 = plain EDF */
-	uint64_t request_ns;
-	uint64_t media_Bps;
-	/* where the last read handed to the kernel ends */
-	int last_fd;
-	uint64_t last_end;
-	/* aiod_engine_set_grow() */
-	aiod_engine_grow_fn grow;
-	void *grow_arg;
-	/* aiod_engine_set_rekey() */
-	aiod_engine_rekey_fn rekey;
-	void *rekey_arg;
-};
+#include "engine_private.h"
 
 static int engine_destructor(struct aiod_engine *e)
 {
@@ -184,81 +132,6 @@ static struct engine_op *engine_pick(struct aiod_engine *e)
 	return head;
 }
 
-void aiod_engine_set_grow(struct aiod_engine *e, aiod_engine_grow_fn grow, void *arg)
-{
-	e->grow = grow;
-	e->grow_arg = arg;
-}
-
-void aiod_engine_set_rekey(struct aiod_engine *e, aiod_engine_rekey_fn fn, void *arg)
-{
-	e->rekey = fn;
-	e->rekey_arg = arg;
-}
-
-void aiod_engine_rekey(struct aiod_engine *e, uint64_t old_round_ns, uint64_t new_round_ns)
-{
-	if (e->rekey == NULL || old_round_ns == new_round_ns || e->queue->count == 0) {
-		return;
-	}
-	for (uint32_t i = 0; i < e->queue->count; i++) {
-		struct engine_op *op = (struct engine_op *)e->queue->heap[i];
-
-		op->item.deadline_ns = e->rekey(e->rekey_arg, op->done, op->private_data,
-						op->item.deadline_ns, old_round_ns, new_round_ns);
-	}
-	aiod_edf_reorder(e->queue);
-}
-
-/* The queued READV of the same callback that starts where op ends on op's fd. */
-static struct engine_op *engine_next_along(struct aiod_engine *e, const struct engine_op *op)
-{
-	for (uint32_t i = 0; i < e->queue->count; i++) {
-		struct engine_op *y = (struct engine_op *)e->queue->heap[i];
-
-		if (y->kind == ENGINE_READV && y->fd == op->fd && y->done == op->done &&
-		    y->off == op->off + op->len && y->along == NULL && y->done_bytes == 0) {
-			return y;
-		}
-	}
-	return NULL;
-}
-
-/*
- * Grow a vectored read about to go to the device by the queued reads that
- * follow it, while it is smaller than its owner now wants (aiod_engine_grow_fn).
- * Once only, before any of it was transferred; the reads taken along keep
- * their own callbacks (engine_complete splits the result).
- */
-static void engine_grow(struct aiod_engine *e, struct engine_op *op)
-{
-	struct engine_op **tail = &op->along;
-	uint64_t want;
-
-	if (e->grow == NULL || op->kind != ENGINE_READV || op->along != NULL || op->done_bytes > 0) {
-		return;
-	}
-	want = e->grow(e->grow_arg, op->done, op->private_data);
-	op->own_len = op->len;
-	while (op->len < want) {
-		struct engine_op *y = engine_next_along(e, op);
-
-		if (y == NULL || op->niov + y->niov > ENGINE_MAX_IOV ||
-		    (uint64_t)op->len + y->len > INT32_MAX) {
-			break;
-		}
-		aiod_edf_remove(e->queue, &y->item);
-		memcpy(op->iov + op->niov, y->iov, y->niov * sizeof(y->iov[0]));
-		op->niov += y->niov;
-		op->len += y->len;
-		*tail = y;
-		tail = &y->along;
-		y->along = NULL;
-		e->st.merged++;
-	}
-	e->st.queued = e->queue->count;
-}
-
 /*
  * At debug level, every operation as it goes to the device and comes back:
  * fd, offset, length, how far its deadline is (negative: already late) and
@@ -349,32 +222,6 @@ static void engine_iov_advance(struct engine_op *op, uint32_t n)
 	if (op->niov > 0) {
 		op->iov[0].iov_base = (uint8_t *)op->iov[0].iov_base + n;
 		op->iov[0].iov_len -= n;
-	}
-}
-
-/*
- * After op's own callback, the reads it took along (engine_grow), each with its part of res, the
- * bytes of the whole request (or an error for all): what lies beyond op's
- * own length, in order; past EOF a part is 0, as a read there would return.
- */
-static void engine_done_along(struct aiod_engine *e, struct engine_op *op, int res)
-{
-	uint64_t pos = op->own_len;
-
-	while (op->along != NULL) {
-		struct engine_op *y = op->along;
-		int part = res;
-
-		op->along = y->along;
-		if (res >= 0) {
-			uint64_t got = (uint64_t)res > pos ? (uint64_t)res - pos : 0;
-
-			part = (int)(got < y->len ? got : y->len);
-		}
-		pos += y->len;
-		e->st.completed++;
-		y->done(y->private_data, part);
-		talloc_free(y);
 	}
 }
 

@@ -1,0 +1,112 @@
+/*
+ * Growing and re-keying queued operations (engine.h: aiod_engine_set_grow(),
+ * aiod_engine_rekey()): what a stream's owner decides about a request at the
+ * moment the device takes it, not when it was queued.
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include <string.h>
+
+#include "engine_private.h"
+
+void aiod_engine_set_grow(struct aiod_engine *e, aiod_engine_grow_fn grow, void *arg)
+{
+	e->grow = grow;
+	e->grow_arg = arg;
+}
+
+void aiod_engine_set_rekey(struct aiod_engine *e, aiod_engine_rekey_fn fn, void *arg)
+{
+	e->rekey = fn;
+	e->rekey_arg = arg;
+}
+
+void aiod_engine_rekey(struct aiod_engine *e, uint64_t old_round_ns, uint64_t new_round_ns)
+{
+	if (e->rekey == NULL || old_round_ns == new_round_ns || e->queue->count == 0) {
+		return;
+	}
+	for (uint32_t i = 0; i < e->queue->count; i++) {
+		struct engine_op *op = (struct engine_op *)e->queue->heap[i];
+
+		op->item.deadline_ns = e->rekey(e->rekey_arg, op->done, op->private_data,
+						op->item.deadline_ns, old_round_ns, new_round_ns);
+	}
+	aiod_edf_reorder(e->queue);
+}
+
+/* The queued READV of the same callback that starts where op ends on op's fd. */
+static struct engine_op *engine_next_along(struct aiod_engine *e, const struct engine_op *op)
+{
+	for (uint32_t i = 0; i < e->queue->count; i++) {
+		struct engine_op *y = (struct engine_op *)e->queue->heap[i];
+
+		if (y->kind == ENGINE_READV && y->fd == op->fd && y->done == op->done &&
+		    y->off == op->off + op->len && y->along == NULL && y->done_bytes == 0) {
+			return y;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Grow a vectored read about to go to the device by the queued reads that
+ * follow it, while it is smaller than its owner now wants (aiod_engine_grow_fn).
+ * Once only, before any of it was transferred; the reads taken along keep
+ * their own callbacks (engine_complete splits the result).
+ */
+void engine_grow(struct aiod_engine *e, struct engine_op *op)
+{
+	struct engine_op **tail = &op->along;
+	uint64_t want;
+
+	if (e->grow == NULL || op->kind != ENGINE_READV || op->along != NULL || op->done_bytes > 0) {
+		return;
+	}
+	want = e->grow(e->grow_arg, op->done, op->private_data);
+	op->own_len = op->len;
+	while (op->len < want) {
+		struct engine_op *y = engine_next_along(e, op);
+
+		if (y == NULL || op->niov + y->niov > ENGINE_MAX_IOV ||
+		    (uint64_t)op->len + y->len > INT32_MAX) {
+			break;
+		}
+		aiod_edf_remove(e->queue, &y->item);
+		memcpy(op->iov + op->niov, y->iov, y->niov * sizeof(y->iov[0]));
+		op->niov += y->niov;
+		op->len += y->len;
+		*tail = y;
+		tail = &y->along;
+		y->along = NULL;
+		e->st.merged++;
+	}
+	e->st.queued = e->queue->count;
+}
+
+/*
+ * After op's own callback, the reads it took along (engine_grow), each with its part of res, the
+ * bytes of the whole request (or an error for all): what lies beyond op's
+ * own length, in order; past EOF a part is 0, as a read there would return.
+ */
+void engine_done_along(struct aiod_engine *e, struct engine_op *op, int res)
+{
+	uint64_t pos = op->own_len;
+
+	while (op->along != NULL) {
+		struct engine_op *y = op->along;
+		int part = res;
+
+		op->along = y->along;
+		if (res >= 0) {
+			uint64_t got = (uint64_t)res > pos ? (uint64_t)res - pos : 0;
+
+			part = (int)(got < y->len ? got : y->len);
+		}
+		pos += y->len;
+		e->st.completed++;
+		y->done(y->private_data, part);
+		talloc_free(y);
+	}
+}

@@ -1,0 +1,78 @@
+/*
+ * The io_uring engine's own structures, shared by engine.c (queue, ring,
+ * completions) and engine_grow.c (a queued read grown or re-keyed when the
+ * device takes it). Nothing outside the engine includes this.
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#ifndef AIOD_ENGINE_PRIVATE_H
+#define AIOD_ENGINE_PRIVATE_H
+
+#include <liburing.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "edf.h"
+#include "engine.h"
+
+enum engine_op_kind { ENGINE_READ, ENGINE_READV, ENGINE_WRITE, ENGINE_FSYNC, ENGINE_WRITEBACK };
+
+#define ENGINE_MAX_IOV 16
+
+struct engine_op {
+	struct aiod_edf_item item;	/* first: the queue hands us back this pointer */
+	enum engine_op_kind kind;
+	int fd;
+	uint32_t block;
+	uint8_t *buf;
+	uint32_t len;		/* still to transfer */
+	uint64_t off;
+	uint32_t done_bytes;
+	bool datasync;
+	unsigned sfr_flags;	/* WRITEBACK: sync_file_range flags */
+	uint32_t niov;		/* READV: blocks left; iov advances over short reads */
+	struct iovec iov[ENGINE_MAX_IOV];
+	aiod_engine_done_fn done;
+	void *private_data;
+	uint64_t submit_ns;	/* handed to the kernel; for the debug trace */
+	/* READV grown at dispatch: the reads it took along, and its own length */
+	struct engine_op *along;
+	uint32_t own_len;
+};
+
+struct aiod_engine {
+	struct io_uring ring;
+	bool ring_ok;
+	int efd;
+	struct tevent_context *ev;
+	struct tevent_fd *efd_fde;
+	struct tevent_immediate *submit_im;
+	bool submit_armed;
+	struct aiod_edf *queue;
+	uint8_t *bufs;
+	uint32_t block_size;
+	uint32_t nblocks;
+	uint32_t depth;
+	struct aiod_engine_stats st;
+	/* aiod_engine_set_costs(): 0 = plain EDF */
+	uint64_t request_ns;
+	uint64_t media_Bps;
+	/* where the last read handed to the kernel ends */
+	int last_fd;
+	uint64_t last_end;
+	/* aiod_engine_set_grow() */
+	aiod_engine_grow_fn grow;
+	void *grow_arg;
+	/* aiod_engine_set_rekey() */
+	aiod_engine_rekey_fn rekey;
+	void *rekey_arg;
+};
+
+/* engine_grow.c: grow op (about to go to the device) by the reads after it. */
+void engine_grow(struct aiod_engine *e, struct engine_op *op);
+/* engine_grow.c: after op's own callback, those of the reads it took along. */
+void engine_done_along(struct aiod_engine *e, struct engine_op *op, int res);
+
+#endif
