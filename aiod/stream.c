@@ -81,12 +81,15 @@ static uint32_t stream_window_blocks(const struct aiod_ctx *ctx, uint64_t bps, u
 	return (uint32_t)blocks;
 }
 
+/* A stream's prebuffer: its class's, or 1 s for a stream without one (auto_stream). */
+static uint32_t stream_prebuffer_ms(const struct aiod_open *o)
+{
+	return o->file->sclass != NULL ? o->file->sclass->prebuffer_ms : 1000;
+}
+
 uint32_t aiod_stream_head_blocks(const struct aiod_ctx *ctx, const struct aiod_open *o)
 {
-	/* as aiod_stream_observe(): a stream without a class (auto_stream) counts 1 s of prebuffer */
-	uint32_t prebuffer_ms = o->file->sclass != NULL ? o->file->sclass->prebuffer_ms : 1000;
-
-	return (uint32_t)stream_target_blocks(ctx, o->rate_bps, prebuffer_ms);
+	return (uint32_t)stream_target_blocks(ctx, o->rate_bps, stream_prebuffer_ms(o));
 }
 
 bool aiod_stream_played(const struct aiod_ctx *ctx, const struct aiod_open *o, uint64_t blkno,
@@ -117,6 +120,27 @@ uint32_t aiod_stream_best_effort_blocks(const struct aiod_ctx *ctx)
 	return n;
 }
 
+/* When o's timeline (first read, bitrate) has its reader at off. */
+static uint64_t stream_on_time(const struct aiod_open *o, uint64_t off)
+{
+	uint64_t played = off > o->play_off0 ? off - o->play_off0 : 0;
+
+	return o->play_t0_ns + (uint64_t)((unsigned __int128)played * 8000000000ull / o->rate_bps);
+}
+
+/*
+ * A reader that asks for off later than its timeline says by more than its
+ * prebuffer has paused or rebuffered, not fallen behind: its timeline starts
+ * again here, or every later deadline would stay early by the pause.
+ */
+static void stream_retime(struct aiod_open *o, uint64_t off, uint64_t now)
+{
+	if (now > stream_on_time(o, off) + (uint64_t)stream_prebuffer_ms(o) * 1000000ull) {
+		o->play_t0_ns = now;
+		o->play_off0 = off;
+	}
+}
+
 uint32_t aiod_stream_observe(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off, uint32_t len)
 {
 	uint64_t now = aiod_now_ns();
@@ -134,6 +158,8 @@ uint32_t aiod_stream_observe(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t
 	if (o->play_t0_ns == 0) {
 		o->play_t0_ns = now;
 		o->play_off0 = off;
+	} else if (o->rate_bps > 0 && off == o->next_off) {
+		stream_retime(o, off, now);
 	}
 	o->read_off = off;
 	o->next_off = off + len;
@@ -179,7 +205,7 @@ uint32_t aiod_stream_observe(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t
  */
 bool aiod_stream_playing(const struct aiod_open *o, uint64_t off)
 {
-	uint32_t prebuffer_ms = o->file->sclass != NULL ? o->file->sclass->prebuffer_ms : 1000;
+	uint32_t prebuffer_ms = stream_prebuffer_ms(o);
 
 	/* A read elsewhere than where the stream was is a jump: it starts again. */
 	return off == o->next_off && o->ra_next_blk != 0 && o->play_t0_ns != 0 &&
@@ -244,6 +270,20 @@ uint64_t aiod_stream_deadline(struct aiod_ctx *ctx, struct aiod_open *o, uint64_
 	due = now;
 	if (off > o->read_off) {
 		due += (uint64_t)((unsigned __int128)(off - o->read_off) * 8000000000ull / rate);
+	}
+	/*
+	 * A reader that fell behind its timeline (its data came late) asks
+	 * later than it will need the data once it has caught up, and counted
+	 * from where it reads, its refills stay due later than the streams
+	 * that are on time: it never catches up (4 x 200 + 4 x 50 Mbit/s
+	 * started together: the stream opened last among the fast ones had
+	 * 0.05 s of lead while a stream 0.44 s ahead was refilled first, and
+	 * it went late). Its timeline (first read, bitrate) says when the data
+	 * is due; the earlier of the two counts. stream_retime() restarts the
+	 * timeline after a pause.
+	 */
+	if (o->play_t0_ns != 0 && off >= o->play_off0 && stream_on_time(o, off) < due) {
+		due = stream_on_time(o, off);
 	}
 	return stream_due(ctx, due);
 }

@@ -169,6 +169,47 @@ static void test_stream_deadlines_follow_playback(void **state)
 	assert_true(d1 >= now + 499000000ull && d1 <= now + 550000000ull);
 }
 
+/*
+ * A stream whose reader fell behind its timeline gets its refills due when
+ * its timeline needs them (catch-up), not when a reader that stays behind
+ * would ask; a pause longer than the prebuffer starts the timeline again.
+ */
+static void test_stream_deadlines_catch_up(void **state)
+{
+	struct fixture *f = *state;
+	const uint64_t ms = 1000000ull;
+	uint64_t now, d;
+
+	aiod_stream_classify(&f->ctx, &f->open);	/* class hd: prebuffer 1000 ms */
+	f->open.rate_bps = 80000000;	/* 10 MB/s: 1 MB is due every 100 ms */
+	(void)aiod_stream_observe(&f->ctx, &f->open, 0, BS);
+	assert_int_not_equal(f->open.play_t0_ns, 0);
+	/* On time: the reader's position and the timeline agree. */
+	now = aiod_now_ns();
+	d = aiod_stream_deadline(&f->ctx, &f->open, 10000000);
+	assert_true(d >= now + 990 * ms && d <= now + 1050 * ms);
+	/* 300 ms behind (the first read was 300 ms earlier): due 300 ms sooner than the reader says. */
+	f->open.play_t0_ns -= 300 * ms;
+	(void)aiod_stream_observe(&f->ctx, &f->open, BS, BS);
+	now = aiod_now_ns();
+	d = aiod_stream_deadline(&f->ctx, &f->open, 10000000);
+	assert_true(d <= now + 710 * ms);
+	assert_true(d + 50 * ms >= now + 700 * ms);
+	/* Ahead of its timeline (filling its buffer): the reader's position counts. */
+	f->open.play_t0_ns += 800 * ms;
+	now = aiod_now_ns();
+	d = aiod_stream_deadline(&f->ctx, &f->open, 10000000);
+	assert_true(d >= now + 890 * ms && d <= now + 950 * ms);
+	/* Paused for 2 s, more than the prebuffer: the timeline starts again at the next read. */
+	f->open.play_t0_ns -= 2500 * ms;
+	(void)aiod_stream_observe(&f->ctx, &f->open, 2ull * BS, BS);
+	now = aiod_now_ns();
+	assert_true(f->open.play_t0_ns + 50 * ms >= now);
+	assert_int_equal(f->open.play_off0, 2ull * BS);
+	d = aiod_stream_deadline(&f->ctx, &f->open, 2ull * BS + 10000000);
+	assert_true(d >= now + 990 * ms && d <= now + 1050 * ms);
+}
+
 static void test_admission_refuses_overcommit(void **state)
 {
 	struct fixture *f = *state;
@@ -230,6 +271,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_stream_playing_after_startup_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_readahead_covers_prebuffer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_deadlines_follow_playback, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_deadlines_catch_up, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_admission_refuses_overcommit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_admission_unknown_capacity_admits, setup, teardown),
 	};
