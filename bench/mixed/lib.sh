@@ -8,6 +8,7 @@
 #   mixed_port                      the first free TCP port in 4460..4474 (or BENCH_PORT)
 #   mixed_tmp                       make the run's directory $T (under BENCH_DIR, default
 #                                   /var/tmp: the real disk) and remove it at exit
+#                                   (kept with MIXED_KEEP=1, for its logs)
 #   mixed_aiod_ini CACHE            $T/aiod.ini with the README's settings
 #   mixed_smb_conf PORT SHARE...    $T/smb.conf: plain, rtio, rtio0 shares (see below)
 #   mixed_start                     start aiod (at nice -5 as conf/aiod.service runs it;
@@ -77,7 +78,11 @@ mixed_cleanup() {
 	for p in $SMBD_PID $AIOD_PID ${MIXED_EXTRA_PIDS:-}; do
 		wait "$p" 2>/dev/null
 	done
-	rm -rf "$T"
+	if [ -n "${MIXED_KEEP:-}" ]; then
+		echo "kept $T (MIXED_KEEP)" >&2
+	else
+		rm -rf "$T"
+	fi
 }
 
 mixed_tmp() {
