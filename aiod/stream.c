@@ -282,8 +282,10 @@ uint64_t aiod_stream_deadline(struct aiod_ctx *ctx, struct aiod_open *o, uint64_
 	 * is due; the earlier of the two counts. stream_retime() restarts the
 	 * timeline after a pause.
 	 */
-	if (o->play_t0_ns != 0 && off >= o->play_off0 && stream_on_time(o, off) < due) {
-		due = stream_on_time(o, off);
+	if (o->play_t0_ns != 0 && off >= o->play_off0) {
+		uint64_t on_time = stream_on_time(o, off);
+
+		due = on_time < due ? on_time : due;
 	}
 	return stream_due(ctx, due);
 }
