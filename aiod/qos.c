@@ -75,6 +75,7 @@ int aiod_qos_init(struct aiod_ctx *ctx, char *err, size_t errlen)
 		return ret;
 	}
 	ctx->qos = q;
+	rtio_qos_policy_set(q->hdr, ctx->cfg->qos != NULL ? ctx->cfg->qos->n_rules : 0);
 	return 0;
 }
 
@@ -395,6 +396,10 @@ void aiod_qos_reload(struct aiod_ctx *ctx, struct aiod_config *next)
 	ctx->cfg->qos = next->qos != NULL ? talloc_steal(ctx->cfg, next->qos) : NULL;
 	next->qos = NULL;
 	TALLOC_FREE(old);
+	/* connections that found no rule to bind to bind again (vfs_rtio_qos.c) */
+	if (ctx->qos != NULL) {
+		rtio_qos_policy_set(ctx->qos->hdr, ctx->cfg->qos != NULL ? ctx->cfg->qos->n_rules : 0);
+	}
 	AIOD_NOTICE("reload: QoS policy of %u rules in force, %u flows kept",
 		    ctx->cfg->qos != NULL ? ctx->cfg->qos->n_rules : 0, ctx->qos != NULL ? ctx->qos->in_use : 0);
 }

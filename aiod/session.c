@@ -24,6 +24,7 @@
 
 #include "aiod.h"
 #include "session.h"
+#include "files.h"
 #include "qos.h"
 #include "log.h"
 #include "rtio_queue.h"
@@ -316,7 +317,8 @@ static void session_connect(struct aiod_session *s, const struct rtio_connect_re
 	struct aiod_ctx *ctx = s->ctx;
 	const struct aiod_config *cfg = ctx->cfg;
 	struct rtio_connect_rep rep;
-	int fds[4];
+	int fds[RTIO_CONNECT_MAX_FDS];
+	unsigned nfds = 3;
 	int ret;
 
 	memset(&rep, 0, sizeof(rep));
@@ -354,8 +356,16 @@ static void session_connect(struct aiod_session *s, const struct rtio_connect_re
 	if (aiod_qos_fd(ctx) < 0) {
 		rep.features &= ~RTIO_FEAT_QOS;
 	}
+	if (!(rep.features & RTIO_FEAT_HIT) || aiod_watch_fd(ctx) < 0) {
+		rep.features &= ~RTIO_FEAT_CONNECT_WATCH;
+	}
 	fds[2] = (rep.features & RTIO_FEAT_SHM_WRITE) ? ctx->region.fd : ctx->region.ro_fd;
-	fds[3] = aiod_qos_fd(ctx);
+	if (rep.features & RTIO_FEAT_QOS) {
+		fds[nfds++] = aiod_qos_fd(ctx);
+	}
+	if (rep.features & RTIO_FEAT_CONNECT_WATCH) {
+		fds[nfds++] = aiod_watch_fd(ctx);	/* polled by the client, never read */
+	}
 	s->features = rep.features;
 	s->reqq_fde = tevent_add_fd(ctx->ev, s, (int)s->reqq, TEVENT_FD_READ, session_reqq_ready, s);
 	ret = s->reqq_fde == NULL ? -ENOMEM : ctx->handlers->connected(s);
@@ -371,7 +381,7 @@ static void session_connect(struct aiod_session *s, const struct rtio_connect_re
 	rep.max_inflight = aiod_session_depth(ctx);
 	rep.max_io = cfg->max_io;
 	/* the QoS flow table goes to every client that paces (read-write: they charge it) */
-	ret = rtio_sock_send(s->sock, &rep, sizeof(rep), fds, (rep.features & RTIO_FEAT_QOS) ? 4 : 3);
+	ret = rtio_sock_send(s->sock, &rep, sizeof(rep), fds, nfds);
 	close(fds[0]);
 	close(fds[1]);
 	if (ret != 0) {

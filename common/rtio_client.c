@@ -123,10 +123,9 @@ int rtio_cl_control(struct rtio_client *c, void *req, size_t req_len, const int 
 	if (matches && rep->hdr.result < 0 && nfds == 0) {
 		return rep->hdr.result;	/* aiod refused; the session itself is fine */
 	}
-	/* CONNECT: the QoS flow table comes only when QoS was granted */
-	if (matches && h->opcode == RTIO_OP_CONNECT && n_recv_fds == 4 && nfds == 3 &&
-	    !(rep->connect_rep.features & RTIO_FEAT_QOS)) {
-		recv_fds[3] = -1;
+	/* CONNECT: how many descriptors come depends on what was granted */
+	if (matches && h->opcode == RTIO_OP_CONNECT && n_recv_fds == RTIO_CONNECT_MAX_FDS &&
+	    nfds == rtio_connect_rep_nfds(rep->connect_rep.features)) {
 		return rep->hdr.result;
 	}
 	if (!matches || nfds != n_recv_fds) {
@@ -200,13 +199,16 @@ static void client_get_watch_fd(struct rtio_client *c)
 	c->features &= ~RTIO_FEAT_HIT;
 }
 
+_Static_assert(RTIO_CONNECT_MAX_FDS <= RTIO_SOCK_MAX_FDS, "a CONNECT reply fits rtio_sock_recv");
+
 int rtio_client_connect_features(TALLOC_CTX *mem_ctx, const char *socket_path, const char *name,
 				 int timeout_ms, uint32_t features, struct rtio_client **out)
 {
 	struct rtio_client *c;
 	struct rtio_connect_req req;
 	union rtio_msg rep;
-	int fds[4] = { -1, -1, -1, -1 };
+	int fds[RTIO_CONNECT_MAX_FDS] = { -1, -1, -1, -1, -1 };
+	unsigned next_fd = 3;
 	struct mq_attr attr;
 	void *map;
 	int ret;
@@ -222,7 +224,7 @@ int rtio_client_connect_features(TALLOC_CTX *mem_ctx, const char *socket_path, c
 	req.pid = (uint32_t)c->owner;
 	req.features = features & RTIO_FEAT_ALL;
 	snprintf(req.client, sizeof(req.client), "%s", name != NULL ? name : "client");
-	ret = rtio_cl_control(c, &req, sizeof(req), NULL, 0, &rep, fds, 4);
+	ret = rtio_cl_control(c, &req, sizeof(req), NULL, 0, &rep, fds, RTIO_CONNECT_MAX_FDS);
 	if (ret < 0) {
 		/* a refusal (e.g. -EUSERS) carries no descriptors; a bad reply had its closed */
 		talloc_free(c);
@@ -238,10 +240,9 @@ int rtio_client_connect_features(TALLOC_CTX *mem_ctx, const char *socket_path, c
 	c->features = rep.connect_rep.features & RTIO_FEAT_ALL;
 	c->shm_size = rep.connect_rep.shm_size;
 	/* The QoS flow table stays open: whoever paces maps it itself (rtio_client_qos_fd). */
-	c->qos_fd = (c->features & RTIO_FEAT_QOS) ? fds[3] : -1;
-	if (c->qos_fd < 0 && fds[3] >= 0) {
-		(void)close(fds[3]);
-	}
+	c->qos_fd = (c->features & RTIO_FEAT_QOS) ? fds[next_fd++] : -1;
+	/* Polled, never read: reading would take aiod's events (rtio_client_cached.c). */
+	c->watch_fd = (c->features & RTIO_FEAT_CONNECT_WATCH) ? fds[next_fd++] : -1;
 	if (c->max_inflight == 0 || c->max_inflight > RTIO_SLOT_MASK || c->max_io == 0 ||
 	    c->shm_size < RTIO_SHM_DIR_OFF) {
 		(void)close(fds[2]);
@@ -285,8 +286,8 @@ int rtio_client_connect_features(TALLOC_CTX *mem_ctx, const char *socket_path, c
 		talloc_free(c);
 		return ret;
 	}
-	if (c->features & RTIO_FEAT_HIT) {
-		client_get_watch_fd(c);
+	if ((c->features & RTIO_FEAT_HIT) && c->watch_fd < 0) {
+		client_get_watch_fd(c);	/* an aiod that does not send it with CONNECT */
 	}
 	*out = c;
 	return 0;

@@ -109,8 +109,16 @@ enum rtio_op {
  * opcode: without the bit the client keeps its counts to itself.
  */
 #define RTIO_FEAT_LOCAL_READS 0x0080u
+/*
+ * With RTIO_FEAT_HIT: the CONNECT reply carries aiod's inotify descriptor
+ * itself, so a client needs no WATCH_FD round trip (under load each round
+ * trip is a wake-up of smbd and of aiod, and every smbd process pays it on
+ * its first tree connect). An older aiod does not grant it: ask WATCH_FD.
+ */
+#define RTIO_FEAT_CONNECT_WATCH 0x0100u
 #define RTIO_FEAT_ALL       (RTIO_FEAT_WROTE | RTIO_FEAT_SHM_WRITE | RTIO_FEAT_QOS | RTIO_FEAT_HIT | \
-			     RTIO_FEAT_CREDITS | RTIO_FEAT_QOS_POLICY | RTIO_FEAT_LOCAL_READS)
+			     RTIO_FEAT_CREDITS | RTIO_FEAT_QOS_POLICY | RTIO_FEAT_LOCAL_READS | \
+			     RTIO_FEAT_CONNECT_WATCH)
 
 struct rtio_hdr {
 	uint32_t magic;		/* both: RTIO_MAGIC */
@@ -141,8 +149,10 @@ struct rtio_connect_req {
 };
 
 /*
- * Reply carries three descriptors (SCM_RIGHTS): request mq, reply mq, shared
- * region. A refusal carries none; its result says why: -EUSERS when
+ * Reply carries three to five descriptors (SCM_RIGHTS), in this order: request
+ * mq, reply mq, shared region, then the QoS flow table if the negotiated
+ * features have RTIO_FEAT_QOS, then aiod's inotify descriptor if they have
+ * RTIO_FEAT_CONNECT_WATCH (rtio_connect_rep_nfds). A refusal carries none; its result says why: -EUSERS when
  * [global] max_sessions is reached, -EMFILE/-ENFILE/-ENOSPC/-ENOMEM when aiod
  * cannot create the queues (RLIMIT_MSGQUEUE, fs.mqueue.queues_max, memory).
  */
@@ -157,6 +167,13 @@ struct rtio_connect_rep {
 	uint32_t reserved0;
 	uint8_t reserved[32];
 };
+
+/* How many descriptors a CONNECT reply with these negotiated features carries. */
+static inline unsigned rtio_connect_rep_nfds(uint32_t features)
+{
+	return 3 + ((features & RTIO_FEAT_QOS) ? 1 : 0) + ((features & RTIO_FEAT_CONNECT_WATCH) ? 1 : 0);
+}
+#define RTIO_CONNECT_MAX_FDS 5	/* RTIO_SOCK_MAX_FDS must hold it */
 
 /* Request carries one descriptor (SCM_RIGHTS): the file smbd opened. */
 struct rtio_open_req {

@@ -113,6 +113,21 @@ int rtio_qos_check(const struct rtio_qos_header *hdr, uint64_t size)
 	return 0;
 }
 
+void rtio_qos_policy_set(struct rtio_qos_header *hdr, uint32_t n_rules)
+{
+	/* the count before the generation: whoever sees the new generation sees it */
+	__atomic_store_n(&hdr->n_rules, n_rules, __ATOMIC_RELAXED);
+	(void)__atomic_add_fetch(&hdr->policy_gen, 1, __ATOMIC_RELEASE);
+}
+
+uint64_t rtio_qos_policy_get(const struct rtio_qos_header *hdr, uint32_t *n_rules)
+{
+	uint64_t gen = __atomic_load_n(&hdr->policy_gen, __ATOMIC_ACQUIRE);
+
+	*n_rules = gen != 0 ? __atomic_load_n(&hdr->n_rules, __ATOMIC_RELAXED) : 0;
+	return gen;
+}
+
 uint64_t rtio_qos_assign(struct rtio_qos_flow *f, const struct rtio_qos_rates *r)
 {
 	for (int d = 0; d < RTIO_QOS_NDIMS; d++) {

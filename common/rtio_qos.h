@@ -72,7 +72,16 @@ struct rtio_qos_header {
 	uint32_t nflows;	/* aiod: slots after the header */
 	uint32_t slot_size;	/* aiod: sizeof(struct rtio_qos_flow) */
 	uint64_t aiod_pid;	/* aiod: for logs */
-	uint8_t reserved[32];
+	/*
+	 * aiod: bumped after every policy load, n_rules first (rtio_qos_policy_set).
+	 * 0: this aiod does not say, and clients must bind to learn. With no rule
+	 * in force a bind finds nothing, so a client skips it (one round trip per
+	 * tree connect) and binds when the generation moves.
+	 */
+	uint64_t policy_gen;
+	uint32_t n_rules;	/* aiod: [qos.NAME] rules in force at policy_gen */
+	uint32_t reserved0;
+	uint8_t reserved[16];
 };
 
 /* What aiod publishes for a flow. All in units per second; 0 = unlimited. */
@@ -104,6 +113,8 @@ struct rtio_qos_flow {
 } __attribute__((aligned(64)));
 
 _Static_assert(sizeof(struct rtio_qos_header) == RTIO_QOS_FLOWS_OFF, "rtio_qos_header");
+_Static_assert(offsetof(struct rtio_qos_header, policy_gen) == 32, "rtio_qos_header.policy_gen");
+_Static_assert(offsetof(struct rtio_qos_header, n_rules) == 40, "rtio_qos_header.n_rules");
 _Static_assert(sizeof(struct rtio_qos_rates) == 48, "rtio_qos_rates");
 _Static_assert(sizeof(struct rtio_qos_flow) == 3 * RTIO_QOS_LINE, "rtio_qos_flow");
 _Static_assert(offsetof(struct rtio_qos_flow, rates) == 8, "rtio_qos_flow.rates");
@@ -133,6 +144,15 @@ void rtio_qos_init(struct rtio_qos_header *hdr, uint32_t nflows, uint64_t aiod_p
 
 /* Clients: 0 when hdr describes a region of exactly size bytes; -EPROTO otherwise. */
 int rtio_qos_check(const struct rtio_qos_header *hdr, uint64_t size);
+
+/* aiod: publish that n_rules rules are in force now (a load or a reload). */
+void rtio_qos_policy_set(struct rtio_qos_header *hdr, uint32_t n_rules);
+
+/*
+ * Clients: the policy generation, and in *n_rules the rules in force then.
+ * 0 (and *n_rules 0): aiod does not publish them.
+ */
+uint64_t rtio_qos_policy_get(const struct rtio_qos_header *hdr, uint32_t *n_rules);
 
 /*
  * aiod: give slot f to a new flow with rates r: clears its pacing state and

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#define RTIO_SOCK_MAX_FDS 4
+#define RTIO_SOCK_MAX_FDS 5	/* the most a message carries: a CONNECT reply (rtio_proto.h) */
 
 /* Connect to a SEQPACKET unix socket; returns the fd (CLOEXEC) or -errno. */
 int rtio_sock_connect(const char *path, int timeout_ms);

@@ -45,6 +45,7 @@ static int vfs_rtio_connect(struct vfs_handle_struct *handle, const char *servic
 {
 	struct vfs_rtio_config *config = NULL;
 	struct rtio_client *client;
+	struct timespec t0, t1;
 	int ret;
 
 	ret = SMB_VFS_NEXT_CONNECT(handle, service, user);
@@ -76,12 +77,16 @@ static int vfs_rtio_connect(struct vfs_handle_struct *handle, const char *servic
 	});
 
 	/* The first tree connect of the process sets up the session. */
+	clock_gettime_mono(&t0);
 	client = vfs_rtio_session_client(config->session, false);
 	/* QoS: which flow paces this connection (bound later if aiod is not there yet) */
 	config->qos = vfs_rtio_qos_connect(config, handle, config->session);
+	clock_gettime_mono(&t1);
 	if (client != NULL) {
-		VFS_RTIO_STATUS("rtio: attached to aiod at %s (session %" PRIu32 ")\n",
-				config->socket_path, vfs_rtio_session_id(config->session));
+		/* the time it took: aiod answers every smbd from one event loop */
+		VFS_RTIO_STATUS("rtio: attached to aiod at %s (session %" PRIu32 ", %" PRId64 " ms)\n",
+				config->socket_path, vfs_rtio_session_id(config->session),
+				nsec_time_diff(&t1, &t0) / 1000000);
 	} else if (!vfs_rtio_session_no_room(config->session)) {
 		/* (no room in aiod: the session logged that, once for the whole process) */
 		int err = vfs_rtio_session_last_error(config->session);

@@ -47,6 +47,8 @@ struct vfs_rtio_qos {
 	struct rtio_qos_flow *slot;	/* NULL: not paced */
 	uint64_t slot_gen;		/* the slot's generation when bound */
 	uint64_t session_gen;		/* the aiod session the binding came from, 0 = none */
+	uint64_t map_gen;		/* the aiod session whose table map is */
+	uint64_t policy_gen;		/* the table's policy generation at the last bind */
 	struct timespec last_try;	/* the last bind attempt that found no aiod */
 	bool tried;
 	uint32_t flags;			/* RTIO_QOS_* of the last bind */
@@ -120,7 +122,7 @@ static ssize_t vfs_rtio_qos_bind_call(struct rtio_client *client, void *private_
 }
 
 /* Map the session's flow table (a new aiod has a new one). */
-static int vfs_rtio_qos_map(struct vfs_rtio_qos *q, int fd)
+static int vfs_rtio_qos_map(struct vfs_rtio_qos *q, int fd, uint64_t gen)
 {
 	struct stat st;
 	void *map;
@@ -141,7 +143,29 @@ static int vfs_rtio_qos_map(struct vfs_rtio_qos *q, int fd)
 	}
 	q->map = map;
 	q->map_size = (size_t)st.st_size;
+	q->map_gen = gen;
 	return 0;
+}
+
+/*
+ * Whether aiod has no rule in force: then a bind finds no flow, and the tree
+ * connect (or the read) need not wait for aiod to say so. The policy
+ * generation is kept either way; a reload moves it (vfs_rtio_qos_refresh).
+ */
+static bool vfs_rtio_qos_no_rules(struct vfs_rtio_qos *q, uint64_t gen)
+{
+	struct rtio_client *client = vfs_rtio_session_live_client(q->session);
+	uint32_t n_rules;
+
+	if (client == NULL) {
+		return false;
+	}
+	if ((q->map == NULL || q->map_gen != gen) &&
+	    vfs_rtio_qos_map(q, rtio_client_qos_fd(client), gen) != 0) {
+		return false;
+	}
+	q->policy_gen = rtio_qos_policy_get(q->map, &n_rules);
+	return q->policy_gen != 0 && n_rules == 0;
 }
 
 /*
@@ -153,26 +177,30 @@ static void vfs_rtio_qos_bind(struct vfs_rtio_qos *q)
 	struct vfs_rtio_qos_bind_call c = { .q = q, .fd = -1 };
 	uint64_t gen = vfs_rtio_session_generation(q->session);
 	struct rtio_qos_header *hdr;
-	bool new_table;
 	ssize_t ret;
 
 	clock_gettime_mono(&q->last_try);
 	q->tried = true;
+	if (vfs_rtio_qos_no_rules(q, gen)) {
+		q->session_gen = gen;
+		q->flags = 0;
+		q->slot = NULL;
+		return;
+	}
 	ret = vfs_rtio_session_call(q->session, vfs_rtio_qos_bind_call, &c);
 	if (ret < 0) {
 		DBG_DEBUG("rtio: QoS bind for %s@%s: %s\n", q->who.user, q->who.client,
 			  strerror((int)-ret));
 		return;
 	}
-	new_table = gen != q->session_gen || q->map == NULL;
 	q->session_gen = gen;
 	q->flags = c.rep.flags;
 	if (c.rep.slot == RTIO_QOS_NO_FLOW) {
 		q->slot = NULL;	/* no rule applies any more: not paced */
 		return;
 	}
-	if (new_table) {
-		if (vfs_rtio_qos_map(q, c.fd) != 0) {
+	if (q->map == NULL || q->map_gen != gen) {
+		if (vfs_rtio_qos_map(q, c.fd, gen) != 0) {
 			q->slot = NULL;
 			return;
 		}
@@ -248,7 +276,13 @@ static void vfs_rtio_qos_refresh(struct vfs_rtio_qos *q)
 {
 	bool stale = q->slot != NULL && !rtio_qos_current(q->slot, q->slot_gen);
 	uint64_t gen = vfs_rtio_session_generation(q->session);
+	uint32_t n_rules;
 
+	/* not paced, and aiod loaded a policy since: there may be a rule now */
+	if (q->slot == NULL && q->map != NULL && q->policy_gen != 0 &&
+	    rtio_qos_policy_get(q->map, &n_rules) != q->policy_gen) {
+		stale = true;
+	}
 	if (!stale && gen == q->session_gen) {
 		return;
 	}

@@ -10,7 +10,8 @@
 #                                   /var/tmp: the real disk) and remove it at exit
 #                                   (kept with MIXED_KEEP=1, for its logs)
 #   mixed_aiod_ini CACHE            $T/aiod.ini with the README's settings
-#   mixed_smb_conf PORT SHARE...    $T/smb.conf: plain, rtio, rtio0 shares (see below)
+#   mixed_smb_conf PORT SHARE...    $T/smb.conf with the shares below (smbd's log
+#                                   level: MIXED_SMB_LOG_LEVEL, default 0)
 #   mixed_start                     start aiod (at nice -5 as conf/aiod.service runs it;
 #                                   MIXED_AIOD_NICE) and smbd (AIOD_PID, SMBD_PID)
 #   mixed_smbd_ticks / mixed_aiod_ticks  CPU ticks of smbd's process group / aiod
@@ -29,6 +30,7 @@
 #          with aiod at open
 #   rtiornd the same with rtio:random = aiod: every random miss a round trip
 #          to aiod (rtio before rtio:random)
+#   iouring vfs objects = io_uring (Samba's own module), a second baseline
 #
 # Copyright (C) 2026 rtio developers
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -124,7 +126,7 @@ mixed_smb_conf() {
 	shift
 	rtio_smb_global "$T" "$port" > "$T/smb.conf"
 	{
-		printf '\tlog level = 0\n\tmax log size = 10000\n'
+		printf '\tlog level = %s\n\tmax log size = 10000\n' "${MIXED_SMB_LOG_LEVEL:-0}"
 		for c in "$@"; do
 			mkdir -p "$T/share/$c"
 			printf '[%s]\n\tpath = %s\n\tread only = no\n' "$c" "$T/share/$c"
@@ -135,7 +137,8 @@ mixed_smb_conf() {
 				"$T/aiod/aiod.sock" ;;
 			rtiornd) printf '\tvfs objects = rtio\n\trtio:socket = %s\n\trtio:random = aiod\n' \
 				"$T/aiod/aiod.sock" ;;
-			*) die "unknown configuration '$c' (plain, rtio, rtio0, rtiornd)" ;;
+			iouring) printf '\tvfs objects = io_uring\n' ;;
+			*) die "unknown configuration '$c' (plain, rtio, rtio0, rtiornd, iouring)" ;;
 			esac
 		done
 	} >> "$T/smb.conf"

@@ -13,7 +13,9 @@
 #   bench/mixed/manyconn.sh [RUNS [CLIENTS [DURATION]]]   (defaults 5, 200, 30)
 #   env: BUILD, BENCH_PORT, BENCH_DIR (as lib.sh says), MC_FILE_MIB (16),
 #        MC_CACHE (aiod's [cache] size, default 4G: holds every file, as
-#        the README's 8G would on a server), MC_CONFIGS ("plain rtio")
+#        the README's 8G would on a server), MC_CONFIGS ("plain rtio"),
+#        MC_BITRATE (each client plays at this rate, e.g. 10M for proxies,
+#        instead of reading greedily: connection set-up without the load)
 #
 # Copyright (C) 2026 rtio developers
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -29,6 +31,11 @@ FILE_MIB=${MC_FILE_MIB:-16}
 CACHE=${MC_CACHE:-4G}
 CONFIGS=${MC_CONFIGS:-plain rtio}
 STREAM=$BUILD/rtio-stream
+if [ -n "${MC_BITRATE:-}" ]; then
+	HOW=(--bitrate "$MC_BITRATE" --chunk 256K)
+else
+	HOW=(--greedy --chunk 1M)
+fi
 
 mixed_need_root_tools
 [ -x "$STREAM" ] || die "$STREAM not built: run make"
@@ -70,7 +77,7 @@ round() {
 	t0=$(date +%s.%N)
 	for i in $(seq -w 1 "$CLIENTS"); do
 		"$STREAM" --url "smb://127.0.0.1:$PORT/$c/f$i.bin" --user "$USER_NAME%$PASS" \
-			--greedy --chunk 1M --duration "$secs" > "$T/log/client.$i" 2>&1 &
+			"${HOW[@]}" --duration "$secs" > "$T/log/client.$i" 2>&1 &
 		pids+=($!)
 	done
 	MIXED_EXTRA_PIDS="${pids[*]}"
@@ -86,10 +93,11 @@ round() {
 		"$(mixed_calc "($s1 - $s0) / $HZ")" "$(mixed_calc "($a1 - $a0) / $HZ")" "${sess:-0}" \
 		"$(grep -c "use a socket pair instead" "$T/log/aiod.log")" \
 		"$(cut -d' ' -f1 /proc/loadavg)" <<'PY'
-import glob, json, sys
+import glob, json, statistics, sys
 logdir, config, clients, wall, smbd_cpu, aiod_cpu, sessions, sockq_lines, load = sys.argv[1:10]
 ok = errors = 0
 nbytes = 0
+opens = []
 rate = 0.0
 first_error = None
 for path in sorted(glob.glob(logdir + "/client.*")):
@@ -100,6 +108,8 @@ for path in sorted(glob.glob(logdir + "/client.*")):
         errors += 1
         first_error = first_error or "%s: no result: %s" % (path, " ".join(text)[-200:])
         continue
+    if "open_ms" in r:
+        opens.append(r["open_ms"])
     if r.get("error") or r.get("interrupted"):
         errors += 1
         first_error = first_error or "%s: %s" % (path, r.get("error"))
@@ -113,6 +123,8 @@ print(json.dumps({"config": config, "clients": int(clients), "ok": ok, "errors":
                   "wall_s": float(wall), "smbd_cpu": float(smbd_cpu), "aiod_cpu": float(aiod_cpu),
                   "cpu_s_per_gib": round((float(smbd_cpu) + float(aiod_cpu)) / (nbytes / 2**30), 3)
                   if nbytes else None,
+                  "open_ms_p50": statistics.median(opens) if opens else None,
+                  "open_ms_max": max(opens) if opens else None,
                   "aiod_sessions": int(sessions), "socket_pair_log_lines": int(sockq_lines),
                   "load": load}))
 PY
@@ -129,10 +141,16 @@ load1=$(cut -d' ' -f1 /proc/loadavg)
 stamp=$(date -u +%Y-%m-%d-%H%M%S)
 mkdir -p "$mixed_root/bench/results"
 command="bench/mixed/manyconn.sh $RUNS $CLIENTS $DURATION"
+for v in MC_BITRATE MC_CONFIGS MC_CACHE MC_FILE_MIB; do
+	[ -n "${!v:-}" ] && command="$v=\"${!v}\" $command"
+done
+how="one rtio-stream --greedy process (one SMB connection, one smbd) reading its own $FILE_MIB MiB file in 1 MiB reads"
+[ -n "${MC_BITRATE:-}" ] &&
+	how="one rtio-stream process (one SMB connection, one smbd) playing its own $FILE_MIB MiB file at $MC_BITRATE bit/s in 256 KiB reads"
 /usr/bin/python3 - "$out" "$mixed_root/bench/results/manyconn-$stamp" "$command" "$FILE_MIB" \
-	"$load0" "$load1" "$T/aiod.ini" "$(git -C "$mixed_root" rev-parse --short HEAD)" <<'PY' ||
+	"$load0" "$load1" "$T/aiod.ini" "$(git -C "$mixed_root" rev-parse --short HEAD)" "$how" <<'PY' ||
 import json, os, platform, statistics, subprocess, sys
-src, prefix, command, file_mib, load0, load1, ini, commit = sys.argv[1:9]
+src, prefix, command, file_mib, load0, load1, ini, commit, how = sys.argv[1:10]
 rows = [json.loads(l) for l in open(src) if l.strip()]
 cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
 mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
@@ -142,7 +160,10 @@ summary = {}
 for c in configs:
     rs = [r for r in rows if r["config"] == c]
     summary[c] = {k: statistics.median(r[k] for r in rs if r[k] is not None)
-                  for k in ("mb_per_s", "cpu_s_per_gib", "aiod_sessions", "ok")}
+                  for k in ("mb_per_s", "cpu_s_per_gib", "aiod_sessions", "ok", "open_ms_p50")
+                  if any(r.get(k) is not None for r in rs)}
+    summary[c]["open_ms_max"] = max((r["open_ms_max"] for r in rs if r.get("open_ms_max") is not None),
+                                    default=None)
     summary[c]["errors_total"] = sum(r["errors"] for r in rs)
     summary[c]["runs"] = len(rs)
     summary[c]["first_error"] = next((r["first_error"] for r in rs if r["first_error"]), None)
@@ -155,19 +176,23 @@ base = summary.get("plain")
 out = ["# Many clients at once: plain vs rtio", "", "Command: `%s` (commit %s)" % (command, commit), "",
        "Machine: %s, %s CPUs, %.1f GiB, kernel %s; %s" % (cpu, os.cpu_count(), mem_gib,
                                                           platform.release(), smbd), "",
-       "Each client is one rtio-stream --greedy process (one SMB connection, one smbd) reading "
-       "its own %s MiB file in 1 MiB reads, all at once. Medians over %d interleaved runs after "
+       "Each client is %s, all started at once. Medians over %d interleaved runs after "
        "one uncounted warm-up round per share; load average %s before, %s after. Server CPU = "
-       "smbd's process group + aiod." % (file_mib, max(s["runs"] for s in summary.values()),
-                                        load0, load1), "",
+       "smbd's process group + aiod. Connect+open: the client's libsmbclient context, TCP "
+       "connect, negotiate, session set-up, tree connect, create and fstat, timed in the client "
+       "(which runs on the same 2 vCPUs)." % (how, max(s["runs"] for s in summary.values()),
+                                                  load0, load1), "",
        "| share | clients ok | client errors (all runs) | MB/s | vs plain | CPU s/GiB | vs plain "
-       "| aiod sessions mid-run |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+       "| connect+open ms, median / worst | aiod sessions mid-run |",
+       "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
 for c in configs:
     s = summary[c]
     rel = lambda k: ("%.2fx" % (s[k] / base[k])) if base and c != "plain" and base[k] else ""
-    out.append("| %s | %d of %d | %d | %.0f | %s | %.3f | %s | %s |" % (
+    ms = lambda k: "%.0f" % s[k] if s.get(k) is not None else "?"
+    out.append("| %s | %d of %d | %d | %.0f | %s | %.3f | %s | %s / %s | %s |" % (
         c, s["ok"], rows[0]["clients"], s["errors_total"], s["mb_per_s"], rel("mb_per_s"),
-        s["cpu_s_per_gib"], rel("cpu_s_per_gib"), "-" if c == "plain" else "%d" % s["aiod_sessions"]))
+        s["cpu_s_per_gib"], rel("cpu_s_per_gib"), ms("open_ms_p50"), ms("open_ms_max"),
+        "-" if c == "plain" else "%d" % s["aiod_sessions"]))
 for c in configs:
     if summary[c]["first_error"]:
         out.append("")

@@ -60,7 +60,7 @@ int stream_report_json(const struct stream_opts *o, struct stream_result *r,
 			o->bitrate_bps, o->prebuffer,
 			(double)o->chunk * 8.0 * 1e3 / o->bitrate_bps);
 	}
-	fprintf(f, ",\"chunks\":%" PRIu64, r->chunks);
+	fprintf(f, ",\"open_ms\":%.1f,\"chunks\":%" PRIu64, r->open_ms, r->chunks);
 	if (!o->greedy) {
 		fprintf(f, ",\"misses\":%" PRIu64 ",\"misses_after_startup\":%" PRIu64
 			",\"startup_s\":%.1f", r->misses, r->misses_after_startup, STARTUP_S);

@@ -47,6 +47,7 @@ int main(int argc, char **argv)
 	char err[512];
 	char run_err[256];
 	uint64_t size;
+	int64_t t_open;
 	int rc, crc;
 
 	rc = stream_opts_parse(&opts, argc, argv);
@@ -55,18 +56,22 @@ int main(int argc, char **argv)
 	if (install_signals() != 0)
 		return 1;
 
+	t_open = mono_now_ns();
 	src = opts.write ? smb_source_create(&opts, err, sizeof(err))
 			 : smb_source_open(&opts, err, sizeof(err));
+	t_open = mono_now_ns() - t_open;
 	if (src == NULL) {
 		fprintf(stderr, "rtio-stream: %s\n", err);
 		memset(&result, 0, sizeof(result));
 		result.first_late_s = result.last_late_s = -1;
+		result.open_ms = (double)t_open / 1e6;
 		(void)stream_report_json(&opts, &result, 0, err);
 		return 1;
 	}
 
 	memset(&result, 0, sizeof(result));
 	result.first_late_s = result.last_late_s = -1;
+	result.open_ms = (double)t_open / 1e6;
 	timeline_init(&result.timeline, opts.timeline_ms);
 	if (opts.greedy)
 		rc = greedy_run(src, &opts, &result, &stop_requested);

@@ -28,6 +28,7 @@ struct stream_result {
 	struct samples lateness_ms; /* paced only: arrival - due, negative = early */
 	struct samples read_ms;   /* issue to arrival of each read (recording: each write) */
 	double close_ms;          /* recording: how long the final close took */
+	double open_ms;           /* how long connecting and opening the file took */
 	struct timeline timeline;  /* --timeline: bytes per interval since t0 */
 	double t0_unix_s;          /* t0 on the wall clock (CLOCK_REALTIME) */
 	bool interrupted;         /* SIGINT/SIGTERM ended the run early */

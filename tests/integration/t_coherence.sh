@@ -8,7 +8,7 @@
 # Distinct aiod sessions that attached since line $1 of smbd's log.
 it_sessions_since() {
 	tail -n +"$1" "$IT_T/log/smbd.log" |
-		sed -n 's/.*rtio: attached to aiod at .* (session \([0-9]*\)).*/\1/p' | sort -u | wc -l
+		sed -n 's/.*rtio: attached to aiod at .* (session \([0-9]*\)[,)].*/\1/p' | sort -u | wc -l
 }
 
 # t_coherence SHARE SEED

@@ -120,6 +120,52 @@ t_qos_file_rule() {
 	return $rc
 }
 
+# A rule added by a reload reaches a connection made while aiod had no rule
+# at all. A tree connect does not ask aiod for a flow while none can match
+# (one round trip less per connection); the flow table's policy generation,
+# bumped by the reload, makes the module ask on its next read.
+t_qos_added() {
+	local rc=0 json pid t_reload
+	QOS_PORT=$((IT_PORT + 7))
+	it_private qosadd "$QOS_PORT" '' '' ''
+	head -c $((32 << 20)) /dev/urandom > "$PRIV_DIR/share/q1.bin"
+	QOS_FILES="q1.bin q1.bin" qos_readers 2 warm > /dev/null
+	json=$PRIV_DIR/added.json
+	"$BUILD/rtio-stream" --url "smb://127.0.0.1:$QOS_PORT/s/q1.bin" --user "$IT_USER%$IT_PASS" \
+		--greedy --chunk 1M --duration 8 --timeline 250 > "$json" 2> "$PRIV_DIR/added.err" &
+	pid=$!
+	it_track "$pid" rtio-stream
+	sleep 3
+	printf '[qos.capped]\nmatch_user = %s\nlimit = 16M\n' "$IT_USER" >> "$PRIV_DIR/aiod.ini"
+	kill -HUP "$PRIV_AIOD_PID"
+	it_wait_up "$PRIV_AIOD_PID" "$IT_T/log/aiod-qosadd.log" "the reload" \
+		grep -q "QoS policy of 1 rules in force" "$IT_T/log/aiod-qosadd.log"
+	t_reload=$(date +%s.%N)
+	wait "$pid" || { echo "the reader failed: $(cat "$PRIV_DIR/added.err")"; rc=1; }
+	/usr/bin/python3 - "$json" "$t_reload" <<'PY' || rc=1
+import json, sys
+r = json.load(open(sys.argv[1]))
+tl, t_reload = r["timeline"], float(sys.argv[2])
+bin_s, b = tl["bin_ms"] / 1000, tl["bytes"]
+k = int((t_reload - tl["t0_unix_s"]) / bin_s)
+before = b[1:k - 1]            # the first bin has the open in it
+after = b[k + 4:len(b) - 1]    # from 1 s after the reload; the last bin is partial
+if len(before) < 4 or len(after) < 4:
+    sys.exit("too few timeline bins: %d before, %d after the reload" % (len(before), len(after)))
+rate = lambda bins: sum(bins) / (len(bins) * bin_s) / 2**20
+print("one connection made with no rule: %.1f MiB/s before the reload, %.1f MiB/s from 1 s "
+      "after it added a 16 MiB/s limit" % (rate(before), rate(after)))
+if r["error"] is not None:
+    sys.exit("reader error: %s" % r["error"])
+if rate(before) < 48:
+    sys.exit("the reader was not fast before the limit (from the cache): the test proves nothing")
+if rate(after) > 16 * 1.15:
+    sys.exit("the added limit did not reach the running connection")
+PY
+	it_private_stop
+	return $rc
+}
+
 # A reservation while the device is the bottleneck: on the emulated single
 # disk (aiod told its capacity: 56 MiB/s, about what it delivers to five
 # sequential readers here; aiod shares out the capacity it is told, and

@@ -135,7 +135,7 @@ static inline int setup(void **state)
 	union rtio_msg rep;
 	uint8_t *data = malloc(NBLOCKS * 2 * BS);
 	char path[128];
-	int sv[2], fds[4] = { -1, -1, -1, -1 };
+	int sv[2], fds[RTIO_CONNECT_MAX_FDS] = { -1, -1, -1, -1, -1 };
 
 	assert_non_null(f);
 	assert_non_null(data);
@@ -162,9 +162,11 @@ static inline int setup(void **state)
 	rtio_hdr_init(&cr.hdr, RTIO_OP_CONNECT, sizeof(cr), 1);
 	cr.pid = (uint32_t)getpid();
 	cr.features = RTIO_FEAT_ALL;
-	assert_int_equal(control(f, &cr, sizeof(cr), NULL, &rep, fds, 4), 0);
+	assert_int_equal(control(f, &cr, sizeof(cr), NULL, &rep, fds, RTIO_CONNECT_MAX_FDS), 0);
 	assert_true(rep.connect_rep.features & RTIO_FEAT_QOS);
+	assert_true(rep.connect_rep.features & RTIO_FEAT_CONNECT_WATCH);
 	close(fds[3]);		/* the QoS flow table: not paced here */
+	close(fds[4]);		/* aiod's inotify descriptor: no hot reads here */
 	close(fds[0]);		/* requests go to aiod_data_handle() directly */
 	f->repq = fds[1];
 	f->region_fd = fds[2];

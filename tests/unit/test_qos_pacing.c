@@ -94,6 +94,26 @@ static void test_qos_pacing_generation(void **state)
 	free(hdr);
 }
 
+/* The policy generation: 0 until aiod publishes, then moves at each load. */
+static void test_qos_pacing_policy_gen(void **state)
+{
+	struct rtio_qos_header *hdr = table_new(1);
+	uint32_t n = 99;
+
+	(void)state;
+	assert_int_equal(rtio_qos_policy_get(hdr, &n), 0);	/* an aiod that does not say */
+	assert_int_equal(n, 0);
+	rtio_qos_policy_set(hdr, 0);
+	assert_int_equal(rtio_qos_policy_get(hdr, &n), 1);
+	assert_int_equal(n, 0);
+	rtio_qos_policy_set(hdr, 3);	/* a reload added three rules */
+	assert_int_equal(rtio_qos_policy_get(hdr, &n), 2);
+	assert_int_equal(n, 3);
+	rtio_qos_policy_set(hdr, 3);	/* the same count again is still a new load */
+	assert_int_equal(rtio_qos_policy_get(hdr, &n), 3);
+	free(hdr);
+}
+
 static void test_qos_pacing_unlimited_never_waits(void **state)
 {
 	struct rtio_qos_header *hdr;
@@ -524,6 +544,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_qos_pacing_layout),
 		cmocka_unit_test(test_qos_pacing_generation),
+		cmocka_unit_test(test_qos_pacing_policy_gen),
 		cmocka_unit_test(test_qos_pacing_unlimited_never_waits),
 		cmocka_unit_test(test_qos_pacing_burst),
 		cmocka_unit_test(test_qos_pacing_rate_10s_random),

@@ -1836,6 +1836,57 @@ static void test_qos_policy_only_when_granted(void **state)
 	drain(f->ctx);
 }
 
+/*
+ * CONNECT hands over aiod's inotify descriptor (RTIO_FEAT_CONNECT_WATCH):
+ * the client has hot reads (RTIO_FEAT_HIT needs that descriptor) without a
+ * WATCH_FD round trip; a client that does not ask for it (as an older one)
+ * asks WATCH_FD and has them too.
+ */
+struct watch_run {
+	struct client_run w;
+	bool hit, connect_watch, old_hit, old_connect_watch, old_qos;
+};
+
+static void *watch_main(void *arg)
+{
+	struct watch_run *p = arg;
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct rtio_client *c = NULL, *old = NULL;
+	int ret;
+
+	ret = rtio_client_connect(mem, p->w.f->sock, "unit", 5000, &c);
+	if (ret == 0) {
+		p->hit = rtio_client_has_feature(c, RTIO_FEAT_HIT);
+		p->connect_watch = rtio_client_has_feature(c, RTIO_FEAT_CONNECT_WATCH);
+		ret = rtio_client_connect_features(mem, p->w.f->sock, "old", 5000,
+						   RTIO_FEAT_ALL & ~RTIO_FEAT_CONNECT_WATCH, &old);
+	}
+	if (ret == 0) {
+		p->old_hit = rtio_client_has_feature(old, RTIO_FEAT_HIT);
+		p->old_connect_watch = rtio_client_has_feature(old, RTIO_FEAT_CONNECT_WATCH);
+		p->old_qos = rtio_client_qos_fd(old) >= 0;
+	}
+	client_end(&p->w, ret, mem, -1);
+	return NULL;
+}
+
+static void test_connect_carries_watch_fd(void **state)
+{
+	struct fixture *f = *state;
+	struct watch_run p = { .w = { .f = f, .name = "x" } };
+
+	assert_true(aiod_watch_fd(f->ctx) >= 0);
+	run_client(f, watch_main, &p.w);
+	assert_int_equal(p.w.error, 0);
+	assert_true(p.hit);
+	assert_true(p.connect_watch);
+	assert_true(p.old_hit);		/* by WATCH_FD */
+	assert_false(p.old_connect_watch);
+	assert_true(p.old_qos);		/* the descriptors before it still line up */
+	until_no_sessions(f->ctx);
+	drain(f->ctx);
+}
+
 /* One argument: a pattern of the tests to run (cmocka's filter, e.g. '*flood*'). */
 int main(int argc, char **argv)
 {
@@ -1863,6 +1914,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_dataplane_session_pin_quota, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_monitor_lists_sessions_and_info, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_qos_policy_only_when_granted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_connect_carries_watch_fd, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_local_reads_reported_once_a_second, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_local_reads_kept_when_queue_full, setup,
