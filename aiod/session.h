@@ -2,7 +2,9 @@
  * Sessions are aiod's transport: one per client process (smbd), with its
  * control socket, its request/reply message queues and a pidfd. A session
  * moves messages in and replies out and tells when it ended; it knows
- * nothing of files, blocks or requests. What arrives goes to the handlers
+ * nothing of files, blocks or requests (its CONNECT reply hands over the
+ * shared region, the QoS flow table and aiod's inotify descriptor, only as
+ * descriptors). What arrives goes to the handlers
  * in ctx->handlers (handlers.c), which keep their own per-session state
  * (peer.c) as the session's owner.
  *
