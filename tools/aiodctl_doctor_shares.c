@@ -3,7 +3,10 @@
  * they talk to the aiod doctor reached. testparm -s prints smb.conf as smbd
  * reads it (includes, defaults, one "key = value" per line), so doctor
  * parses that rather than smb.conf itself. A share naming another socket
- * silently does all its I/O locally: that fails the check.
+ * silently does all its I/O locally: that fails the check. So does a VFS
+ * module in [global] "preload modules": Samba 4.22's smbd then fails to set
+ * up its default VFS and dies of a segmentation fault at every tree connect
+ * ("error probing vfs module '/[Default VFS]/'"; vfs_io_uring the same).
  *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -26,6 +29,7 @@ struct shares {
 	struct share cur;
 	unsigned n_rtio;
 	unsigned n_astray;	/* of those, naming another socket */
+	bool preload_vfs;	/* [global] preload modules names a VFS module */
 	char names[1024];	/* the rtio shares, for the summary line */
 };
 
@@ -62,6 +66,23 @@ static void share_done(struct aiodctl_doctor *d, struct shares *s)
 	}
 }
 
+/* [global] preload modules: a module under a vfs/ directory breaks every tree connect. */
+static void preload_line(struct aiodctl_doctor *d, struct shares *s, const char *list)
+{
+	char buf[4096], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (char *t = strtok_r(buf, " \t,", &save); t != NULL; t = strtok_r(NULL, " \t,", &save)) {
+		if (strstr(t, "/vfs/") != NULL) {
+			s->preload_vfs = true;
+			aiodctl_doctor_report(d, DOCTOR_FAIL, "shares",
+					      "remove it from preload modules (vfs objects loads it)",
+					      "[global] preload modules = %s: smbd then crashes at every "
+					      "tree connect (its default VFS is not set up)", t);
+		}
+	}
+}
+
 static void share_line(struct aiodctl_doctor *d, struct shares *s, char *line)
 {
 	size_t n = strlen(line);
@@ -80,7 +101,9 @@ static void share_line(struct aiodctl_doctor *d, struct shares *s, char *line)
 	*eq = '\0';
 	key = line + strspn(line, " \t");
 	val = eq + 3;
-	if (strcmp(key, "vfs objects") == 0) {
+	if (strcmp(key, "preload modules") == 0 && strcmp(s->cur.name, "global") == 0) {
+		preload_line(d, s, val);
+	} else if (strcmp(key, "vfs objects") == 0) {
 		s->cur.rtio = names_rtio(val);
 	} else if (strcmp(key, "rtio:socket") == 0) {
 		snprintf(s->cur.socket, sizeof(s->cur.socket), "%s", val);
@@ -117,7 +140,7 @@ void aiodctl_doctor_shares(struct aiodctl_doctor *d)
 				      "no share in smb.conf loads rtio");
 		return;
 	}
-	if (s.n_astray == 0) {
+	if (s.n_astray == 0 && !s.preload_vfs) {
 		aiodctl_doctor_report(d, DOCTOR_OK, "shares", NULL, "%u with rtio, all on %s: %s",
 				      s.n_rtio, d->ctl->sock, s.names);
 	}

@@ -170,9 +170,10 @@ configs = list(dict.fromkeys(r["config"] for r in rows))
 summary = {}
 for c in configs:
     rs = [r for r in rows if r["config"] == c]
-    summary[c] = {k: statistics.median(r[k] for r in rs if r[k] is not None)
+    # None where no run has a value (every client failed: no bytes, no CPU per GiB)
+    summary[c] = {k: statistics.median(v) if v else None
                   for k in ("mb_per_s", "cpu_s_per_gib", "aiod_sessions", "ok", "open_ms_p50")
-                  if any(r.get(k) is not None for r in rs)}
+                  for v in [[r[k] for r in rs if r.get(k) is not None]]}
     summary[c]["open_ms_max"] = max((r["open_ms_max"] for r in rs if r.get("open_ms_max") is not None),
                                     default=None)
     summary[c]["errors_total"] = sum(r["errors"] for r in rs)
@@ -200,12 +201,14 @@ out = ["# Many clients at once: plain vs rtio", "", "Command: `%s` (commit %s)" 
        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
 for c in configs:
     s = summary[c]
-    rel = lambda k: ("%.2fx" % (s[k] / base[k])) if base and c != "plain" and base[k] else ""
-    ms = lambda k: "%.0f" % s[k] if s.get(k) is not None else "?"
-    out.append("| %s | %d of %d | %d | %.0f | %s | %.3f | %s | %s / %s | %d | %s |" % (
-        c, s["ok"], rows[0]["clients"], s["errors_total"], s["mb_per_s"], rel("mb_per_s"),
-        s["cpu_s_per_gib"], rel("cpu_s_per_gib"), ms("open_ms_p50"), ms("open_ms_max"),
-        s["listen_drops"], "-" if c != "rtio" else "%d" % s["aiod_sessions"]))
+    rel = lambda k: ("%.2fx" % (s[k] / base[k])) if (base and c != "plain" and base[k]
+                                                       and s[k] is not None) else ""
+    num = lambda k, f: f % s[k] if s.get(k) is not None else "-"
+    out.append("| %s | %s of %d | %d | %s | %s | %s | %s | %s / %s | %d | %s |" % (
+        c, num("ok", "%d"), rows[0]["clients"], s["errors_total"], num("mb_per_s", "%.0f"),
+        rel("mb_per_s"), num("cpu_s_per_gib", "%.3f"), rel("cpu_s_per_gib"),
+        num("open_ms_p50", "%.0f"), num("open_ms_max", "%.0f"), s["listen_drops"],
+        num("aiod_sessions", "%d") if c == "rtio" else "-"))
 for c in configs:
     if summary[c]["first_error"]:
         out.append("")

@@ -68,6 +68,12 @@ t_doctor() {
 	"${ctl[@]}" --module "$d/rtio.so" > "$d/astray.txt" && rc=0 || rc=$?
 	t_doctor_expect 1 "$d/astray.txt" "$rc" \
 		"^FAIL shares: \[media\] uses rtio:socket = $d/elsewhere.sock" || return 1
+	# a VFS module preloaded: smbd 4.22 crashes at every tree connect
+	t_doctor_conf "$d" "$sock" "$sock" || return 1
+	sed -i "s|^\[global\]$|[global]\n\tpreload modules = $d/vfs/rtio.so|" "$d/smb.conf" || return 1
+	"${ctl[@]}" --module "$d/rtio.so" > "$d/preload.txt" && rc=0 || rc=$?
+	t_doctor_expect 1 "$d/preload.txt" "$rc" \
+		"^FAIL shares: \[global\] preload modules = $d/vfs/rtio.so: smbd then crashes" || return 1
 	"${ctl[@]}" --bogus 2> /dev/null && rc=0 || rc=$?
 	[ "$rc" = 2 ] || { echo "doctor --bogus: exit $rc, expected 2"; return 1; }
 }
