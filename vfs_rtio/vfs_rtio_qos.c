@@ -160,9 +160,11 @@ static bool vfs_rtio_qos_no_rules(struct vfs_rtio_qos *q, uint64_t gen)
 	if (client == NULL) {
 		return false;
 	}
-	if ((q->map == NULL || q->map_gen != gen) &&
-	    vfs_rtio_qos_map(q, rtio_client_qos_fd(client), gen) != 0) {
-		return false;
+	if (q->map == NULL || q->map_gen != gen) {
+		/* q->slot points into the old table: only a bind that succeeds replaces it */
+		if (q->slot != NULL || vfs_rtio_qos_map(q, rtio_client_qos_fd(client), gen) != 0) {
+			return false;
+		}
 	}
 	q->policy_gen = rtio_qos_policy_get(q->map, &n_rules);
 	return q->policy_gen != 0 && n_rules == 0;
@@ -197,6 +199,15 @@ static void vfs_rtio_qos_bind(struct vfs_rtio_qos *q)
 	q->flags = c.rep.flags;
 	if (c.rep.slot == RTIO_QOS_NO_FLOW) {
 		q->slot = NULL;	/* no rule applies any more: not paced */
+		if (q->map == NULL || q->map_gen != gen) {
+			/*
+			 * A new aiod: map its table now, to see its reloads. Rules in
+			 * it already (a reload since the bind) mean one bind more.
+			 */
+			if (!vfs_rtio_qos_no_rules(q, gen) && q->map_gen == gen && q->policy_gen != 0) {
+				q->policy_gen--;
+			}
+		}
 		return;
 	}
 	if (q->map == NULL || q->map_gen != gen) {

@@ -90,6 +90,7 @@ run streams-together-and-replay t_streams_together
 run qos-limit-reload-kill t_qos_limit
 run qos-file-rule t_qos_file_rule
 run qos-rule-added-by-reload t_qos_added
+run qos-aiod-restarted-without-rules t_qos_restart_added
 run qos-reserve-emudisk t_qos_reserve
 run qos-write-limit t_qos_write_limit
 run qos-credit-ceiling-flood t_qos_credits_flood

@@ -166,6 +166,68 @@ PY
 	return $rc
 }
 
+# The same after aiod restarts without rules under a connection that a rule
+# paced: the module gives up the old flow (unpaced), maps the new aiod's
+# table and follows its reloads: a rule added then paces the connection again.
+t_qos_restart_added() {
+	local rc=0 json pid log t_attached t_reload rule
+	QOS_PORT=$((IT_PORT + 7))
+	it_private qosrestart "$QOS_PORT" '' '' ''
+	log=$IT_T/log/aiod-qosrestart.log
+	rule=$(printf '[qos.capped]\nmatch_user = %s\nlimit = 16M\n' "$IT_USER")
+	cp "$PRIV_DIR/aiod.ini" "$PRIV_DIR/norules.ini"
+	printf '%s\n' "$rule" >> "$PRIV_DIR/aiod.ini"
+	kill -HUP "$PRIV_AIOD_PID"
+	it_wait_up "$PRIV_AIOD_PID" "$log" "the reload" grep -q "QoS policy of 1 rules in force" "$log"
+	head -c $((32 << 20)) /dev/urandom > "$PRIV_DIR/share/q1.bin"
+	QOS_FILES="q1.bin q1.bin" qos_readers 1 warm > /dev/null
+	json=$PRIV_DIR/restart.json
+	"$BUILD/rtio-stream" --url "smb://127.0.0.1:$QOS_PORT/s/q1.bin" --user "$IT_USER%$IT_PASS" \
+		--greedy --chunk 1M --duration 16 --timeline 250 > "$json" 2> "$PRIV_DIR/restart.err" &
+	pid=$!
+	it_track "$pid" rtio-stream
+	sleep 2
+	# a new aiod without rules (an empty cache: the file comes from the page cache)
+	kill -TERM "$PRIV_AIOD_PID"
+	it_wait_gone "$PRIV_AIOD_PID" 10 || { echo "aiod did not stop"; rc=1; }
+	wait "$PRIV_AIOD_PID" 2> /dev/null
+	"$BUILD/aiod" -c "$PRIV_DIR/norules.ini" -F -d 3 >> "$log" 2>&1 &
+	PRIV_AIOD_PID=$!
+	it_track "$PRIV_AIOD_PID" aiod-qosrestart
+	it_wait_up "$PRIV_AIOD_PID" "$log" "the new aiod" \
+		sh -c "'$BUILD/aiodctl' -s '$PRIV_SOCK' stats 2> /dev/null | grep -q '^sessions=[1-9]'"
+	t_attached=$(date +%s.%N)
+	sleep 2
+	printf '%s\n' "$rule" >> "$PRIV_DIR/norules.ini"
+	kill -HUP "$PRIV_AIOD_PID"
+	it_wait_up "$PRIV_AIOD_PID" "$log" "the reload" \
+		sh -c "grep -c 'QoS policy of 1 rules in force' '$log' | grep -q '^2$'"
+	t_reload=$(date +%s.%N)
+	wait "$pid" || { echo "the reader failed: $(cat "$PRIV_DIR/restart.err")"; rc=1; }
+	/usr/bin/python3 - "$json" "$t_attached" "$t_reload" <<'PY' || rc=1
+import json, sys
+r = json.load(open(sys.argv[1]))
+tl, t_att, t_rel = r["timeline"], float(sys.argv[2]), float(sys.argv[3])
+bin_s, b = tl["bin_ms"] / 1000, tl["bytes"]
+k = lambda t: int((t - tl["t0_unix_s"]) / bin_s)
+free = b[k(t_att) + 2:k(t_rel) - 1]   # re-attached, no rule
+after = b[k(t_rel) + 4:len(b) - 1]    # from 1 s after the rule came back
+if len(free) < 3 or len(after) < 4:
+    sys.exit("too few timeline bins: %d without rule, %d after it" % (len(free), len(after)))
+rate = lambda bins: sum(bins) / (len(bins) * bin_s) / 2**20
+print("bound to a 16 MiB/s rule, aiod restarted without rules: %.1f MiB/s; the rule added "
+      "back by a reload: %.1f MiB/s from 1 s after it" % (rate(free), rate(after)))
+if r["error"] is not None:
+    sys.exit("reader error: %s" % r["error"])
+if rate(free) < 32:
+    sys.exit("the connection stayed paced after aiod came back without rules")
+if rate(after) > 16 * 1.15:
+    sys.exit("the rule added to the new aiod did not reach the connection")
+PY
+	it_private_stop
+	return $rc
+}
+
 # A reservation while the device is the bottleneck: on the emulated single
 # disk (aiod told its capacity: 56 MiB/s, about what it delivers to five
 # sequential readers here; aiod shares out the capacity it is told, and
