@@ -120,6 +120,47 @@ t_qos_file_rule() {
 	return $rc
 }
 
+# qos_timeline_reader SECONDS JSON: a 32 MiB q1.bin read into aiod's cache,
+# then one greedy reader of it in the background for SECONDS, its timeline
+# in 250 ms bins (JSON; stderr in JSON.err); its pid in QOS_READER_PID.
+qos_timeline_reader() {
+	head -c $((32 << 20)) /dev/urandom > "$PRIV_DIR/share/q1.bin"
+	QOS_FILES="q1.bin q1.bin" qos_readers 1 warm > /dev/null
+	"$BUILD/rtio-stream" --url "smb://127.0.0.1:$QOS_PORT/s/q1.bin" --user "$IT_USER%$IT_PASS" \
+		--greedy --chunk 1M --duration "$1" --timeline 250 > "$2" 2> "$2.err" &
+	QOS_READER_PID=$!
+	it_track "$QOS_READER_PID" rtio-stream
+}
+
+# qos_timeline_check JSON FROM RELOAD WHAT FAILURE: one reader's --timeline
+# 250 report. Unpaced (at least 32 MiB/s: twice the rule, from aiod's cache
+# or the page cache) from FROM (unix seconds; 0: its start) to RELOAD, and
+# held to the 16 MiB/s rule that reload added from 1 s after it; FAILURE
+# says what a too fast second part means.
+qos_timeline_check() {
+	/usr/bin/python3 - "$@" <<'PY'
+import json, sys
+path, t_from, t_rel, what, failure = sys.argv[1:6]
+r = json.load(open(path))
+tl = r["timeline"]
+bin_s, b = tl["bin_ms"] / 1000, tl["bytes"]
+k = lambda t: int((float(t) - tl["t0_unix_s"]) / bin_s)
+free = b[(k(t_from) + 2 if float(t_from) > 0 else 1):k(t_rel) - 1]  # not the open's bin
+after = b[k(t_rel) + 4:len(b) - 1]    # from 1 s after the reload; the last bin is partial
+if len(free) < 3 or len(after) < 4:
+    sys.exit("too few timeline bins: %d before the reload, %d after it" % (len(free), len(after)))
+rate = lambda bins: sum(bins) / (len(bins) * bin_s) / 2**20
+print("one connection, %s: %.1f MiB/s before the reload, %.1f MiB/s from 1 s after it added "
+      "a 16 MiB/s limit" % (what, rate(free), rate(after)))
+if r["error"] is not None:
+    sys.exit("reader error: %s" % r["error"])
+if rate(free) < 32:
+    sys.exit("the reader was paced before the reload, when no rule was in force")
+if rate(after) > 16 * 1.15:
+    sys.exit(failure)
+PY
+}
+
 # A rule added by a reload reaches a connection made while aiod had no rule
 # at all. A tree connect does not ask aiod for a flow while none can match
 # (one round trip less per connection); the flow table's policy generation,
@@ -128,40 +169,18 @@ t_qos_added() {
 	local rc=0 json pid t_reload
 	QOS_PORT=$((IT_PORT + 7))
 	it_private qosadd "$QOS_PORT" '' '' ''
-	head -c $((32 << 20)) /dev/urandom > "$PRIV_DIR/share/q1.bin"
-	QOS_FILES="q1.bin q1.bin" qos_readers 2 warm > /dev/null
 	json=$PRIV_DIR/added.json
-	"$BUILD/rtio-stream" --url "smb://127.0.0.1:$QOS_PORT/s/q1.bin" --user "$IT_USER%$IT_PASS" \
-		--greedy --chunk 1M --duration 8 --timeline 250 > "$json" 2> "$PRIV_DIR/added.err" &
-	pid=$!
-	it_track "$pid" rtio-stream
+	qos_timeline_reader 8 "$json"
+	pid=$QOS_READER_PID
 	sleep 3
 	printf '[qos.capped]\nmatch_user = %s\nlimit = 16M\n' "$IT_USER" >> "$PRIV_DIR/aiod.ini"
 	kill -HUP "$PRIV_AIOD_PID"
 	it_wait_up "$PRIV_AIOD_PID" "$IT_T/log/aiod-qosadd.log" "the reload" \
 		grep -q "QoS policy of 1 rules in force" "$IT_T/log/aiod-qosadd.log"
 	t_reload=$(date +%s.%N)
-	wait "$pid" || { echo "the reader failed: $(cat "$PRIV_DIR/added.err")"; rc=1; }
-	/usr/bin/python3 - "$json" "$t_reload" <<'PY' || rc=1
-import json, sys
-r = json.load(open(sys.argv[1]))
-tl, t_reload = r["timeline"], float(sys.argv[2])
-bin_s, b = tl["bin_ms"] / 1000, tl["bytes"]
-k = int((t_reload - tl["t0_unix_s"]) / bin_s)
-before = b[1:k - 1]            # the first bin has the open in it
-after = b[k + 4:len(b) - 1]    # from 1 s after the reload; the last bin is partial
-if len(before) < 4 or len(after) < 4:
-    sys.exit("too few timeline bins: %d before, %d after the reload" % (len(before), len(after)))
-rate = lambda bins: sum(bins) / (len(bins) * bin_s) / 2**20
-print("one connection made with no rule: %.1f MiB/s before the reload, %.1f MiB/s from 1 s "
-      "after it added a 16 MiB/s limit" % (rate(before), rate(after)))
-if r["error"] is not None:
-    sys.exit("reader error: %s" % r["error"])
-if rate(before) < 48:
-    sys.exit("the reader was not fast before the limit (from the cache): the test proves nothing")
-if rate(after) > 16 * 1.15:
-    sys.exit("the added limit did not reach the running connection")
-PY
+	wait "$pid" || { echo "the reader failed: $(cat "$json.err")"; rc=1; }
+	qos_timeline_check "$json" 0 "$t_reload" "made with no rule" \
+		"the added limit did not reach the running connection" || rc=1
 	it_private_stop
 	return $rc
 }
@@ -179,13 +198,9 @@ t_qos_restart_added() {
 	printf '%s\n' "$rule" >> "$PRIV_DIR/aiod.ini"
 	kill -HUP "$PRIV_AIOD_PID"
 	it_wait_up "$PRIV_AIOD_PID" "$log" "the reload" grep -q "QoS policy of 1 rules in force" "$log"
-	head -c $((32 << 20)) /dev/urandom > "$PRIV_DIR/share/q1.bin"
-	QOS_FILES="q1.bin q1.bin" qos_readers 1 warm > /dev/null
 	json=$PRIV_DIR/restart.json
-	"$BUILD/rtio-stream" --url "smb://127.0.0.1:$QOS_PORT/s/q1.bin" --user "$IT_USER%$IT_PASS" \
-		--greedy --chunk 1M --duration 16 --timeline 250 > "$json" 2> "$PRIV_DIR/restart.err" &
-	pid=$!
-	it_track "$pid" rtio-stream
+	qos_timeline_reader 16 "$json"
+	pid=$QOS_READER_PID
 	sleep 2
 	# a new aiod without rules (an empty cache: the file comes from the page cache)
 	kill -TERM "$PRIV_AIOD_PID"
@@ -203,27 +218,9 @@ t_qos_restart_added() {
 	it_wait_up "$PRIV_AIOD_PID" "$log" "the reload" \
 		sh -c "grep -c 'QoS policy of 1 rules in force' '$log' | grep -q '^2$'"
 	t_reload=$(date +%s.%N)
-	wait "$pid" || { echo "the reader failed: $(cat "$PRIV_DIR/restart.err")"; rc=1; }
-	/usr/bin/python3 - "$json" "$t_attached" "$t_reload" <<'PY' || rc=1
-import json, sys
-r = json.load(open(sys.argv[1]))
-tl, t_att, t_rel = r["timeline"], float(sys.argv[2]), float(sys.argv[3])
-bin_s, b = tl["bin_ms"] / 1000, tl["bytes"]
-k = lambda t: int((t - tl["t0_unix_s"]) / bin_s)
-free = b[k(t_att) + 2:k(t_rel) - 1]   # re-attached, no rule
-after = b[k(t_rel) + 4:len(b) - 1]    # from 1 s after the rule came back
-if len(free) < 3 or len(after) < 4:
-    sys.exit("too few timeline bins: %d without rule, %d after it" % (len(free), len(after)))
-rate = lambda bins: sum(bins) / (len(bins) * bin_s) / 2**20
-print("bound to a 16 MiB/s rule, aiod restarted without rules: %.1f MiB/s; the rule added "
-      "back by a reload: %.1f MiB/s from 1 s after it" % (rate(free), rate(after)))
-if r["error"] is not None:
-    sys.exit("reader error: %s" % r["error"])
-if rate(free) < 32:
-    sys.exit("the connection stayed paced after aiod came back without rules")
-if rate(after) > 16 * 1.15:
-    sys.exit("the rule added to the new aiod did not reach the connection")
-PY
+	wait "$pid" || { echo "the reader failed: $(cat "$json.err")"; rc=1; }
+	qos_timeline_check "$json" "$t_attached" "$t_reload" "after aiod restarted without rules" \
+		"the rule added to the new aiod did not reach the connection" || rc=1
 	it_private_stop
 	return $rc
 }
