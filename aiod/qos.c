@@ -57,6 +57,12 @@ static int qos_region(struct aiod_qos *q, char *err, size_t errlen)
 	return 0;
 }
 
+/* The rules in force, for the modules to see without asking (rtio_qos.h). */
+static void qos_publish_policy(struct aiod_ctx *ctx)
+{
+	rtio_qos_policy_set(ctx->qos->hdr, ctx->cfg->qos != NULL ? ctx->cfg->qos->n_rules : 0);
+}
+
 int aiod_qos_init(struct aiod_ctx *ctx, char *err, size_t errlen)
 {
 	struct aiod_qos *q = talloc_zero(ctx, struct aiod_qos);
@@ -75,7 +81,7 @@ int aiod_qos_init(struct aiod_ctx *ctx, char *err, size_t errlen)
 		return ret;
 	}
 	ctx->qos = q;
-	rtio_qos_policy_set(q->hdr, ctx->cfg->qos != NULL ? ctx->cfg->qos->n_rules : 0);
+	qos_publish_policy(ctx);
 	return 0;
 }
 
@@ -398,7 +404,7 @@ void aiod_qos_reload(struct aiod_ctx *ctx, struct aiod_config *next)
 	TALLOC_FREE(old);
 	/* connections that found no rule to bind to bind again (vfs_rtio_qos.c) */
 	if (ctx->qos != NULL) {
-		rtio_qos_policy_set(ctx->qos->hdr, ctx->cfg->qos != NULL ? ctx->cfg->qos->n_rules : 0);
+		qos_publish_policy(ctx);
 	}
 	AIOD_NOTICE("reload: QoS policy of %u rules in force, %u flows kept",
 		    ctx->cfg->qos != NULL ? ctx->cfg->qos->n_rules : 0, ctx->qos != NULL ? ctx->qos->in_use : 0);

@@ -20,6 +20,7 @@
 
 #include "aiod.h"
 #include "session.h"
+#include "log.h"
 
 /*
  * Requests one session may have outstanding: the configured value, cut to what
@@ -167,16 +168,24 @@ static bool mq_exhausted(int err)
 	return err == -EMFILE || err == -ENOSPC || err == -ENOMEM;
 }
 
-int aiod_queues_create(const struct aiod_ctx *ctx, uint32_t id, mqd_t *reqq, mqd_t *repq,
-		       int fds[2], bool *sock, const char **step)
+int aiod_queues_create(struct aiod_session *s, mqd_t *reqq, mqd_t *repq, int fds[2], bool *sock)
 {
-	int ret = mq_pair(ctx, id, reqq, repq, fds, step);
+	struct aiod_ctx *ctx = aiod_session_ctx(s);
+	const char *step = NULL;
+	int ret = mq_pair(ctx, aiod_session_id(s), reqq, repq, fds, &step);
 
 	*sock = false;
-	if (ret == 0 || !mq_exhausted(ret)) {
-		return ret;
+	if (ret != 0 && mq_exhausted(ret)) {
+		ret = sock_pair(reqq, repq, fds, &step);
+		*sock = ret == 0;
 	}
-	ret = sock_pair(reqq, repq, fds, step);
-	*sock = ret == 0;
+	if (ret != 0) {
+		SESS_WARN_RL(&ctx->resource_log, s, "%s: %s", step, strerror(-ret));
+	} else if (*sock) {
+		ctx->nsessions_socketq++;
+		SESS_WARN_RL(&ctx->socketq_log, s, "no message queues left (RLIMIT_MSGQUEUE or "
+			     "fs.mqueue.queues_max; aiod lacks CAP_SYS_RESOURCE): this and %u other "
+			     "sessions use a socket pair instead", ctx->nsessions_socketq - 1);
+	}
 	return ret;
 }

@@ -279,26 +279,6 @@ static void session_reqq_ready(struct tevent_context *ev, struct tevent_fd *fde,
 	aiod_session_receive(private_data, 256);	/* do not starve other sessions */
 }
 
-/* Create the queue pair (queues.c); return the client's ends in fds[0..1]. */
-static int session_make_queues(struct aiod_session *s, int fds[2])
-{
-	const char *step = NULL;
-	struct aiod_ctx *ctx = s->ctx;
-	int ret = aiod_queues_create(ctx, s->id, &s->reqq, &s->repq, fds, &s->qsock, &step);
-
-	if (ret != 0) {
-		SESS_WARN_RL(&ctx->resource_log, s, "%s: %s", step, strerror(-ret));
-		return ret;
-	}
-	if (s->qsock) {
-		ctx->nsessions_socketq++;
-		SESS_WARN_RL(&ctx->socketq_log, s, "no message queues left (RLIMIT_MSGQUEUE or "
-			     "fs.mqueue.queues_max; aiod lacks CAP_SYS_RESOURCE): this and %u other "
-			     "sessions use a socket pair instead", ctx->nsessions_socketq - 1);
-	}
-	return 0;
-}
-
 /*
  * Answer CONNECT with err and end the session. The client learns why (it
  * may stop trying for a while when aiod has no room), rather than seeing the
@@ -347,7 +327,7 @@ static void session_connect(struct aiod_session *s, const struct rtio_connect_re
 		/* SO_PEERCRED is the truth; a different claim is only worth a note. */
 		SESS_WARN(s, "CONNECT claims pid %u", req->pid);
 	}
-	ret = session_make_queues(s, fds);
+	ret = aiod_queues_create(s, &s->reqq, &s->repq, fds, &s->qsock);
 	if (ret != 0) {
 		session_connect_fail(s, &rep, ret, "could not create its queues");
 		return;

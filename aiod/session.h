@@ -86,11 +86,10 @@ uint32_t aiod_session_depth(const struct aiod_ctx *ctx);
 /* queues.c: messages the request queue holds (the depth and room for the READ1s). */
 uint32_t aiod_session_req_depth(const struct aiod_ctx *ctx);
 /*
- * The session's queue pair, the client's ends in fds; -errno and the failed
- * step. *sock: the kernel had no message queues left and the pair is a
- * socket pair (common/rtio_queue.h).
+ * s's queue pair, the client's ends in fds; 0 or -errno (logged, naming the
+ * failed step). *sock: the kernel had no message queues left and the pair is
+ * a socket pair (common/rtio_queue.h; logged, counted in the context).
  */
-int aiod_queues_create(const struct aiod_ctx *ctx, uint32_t id, mqd_t *reqq, mqd_t *repq,
-		       int fds[2], bool *sock, const char **step);
+int aiod_queues_create(struct aiod_session *s, mqd_t *reqq, mqd_t *repq, int fds[2], bool *sock);
 
 #endif

@@ -152,9 +152,10 @@ struct rtio_connect_req {
  * Reply carries three to five descriptors (SCM_RIGHTS), in this order: request
  * mq, reply mq, shared region, then the QoS flow table if the negotiated
  * features have RTIO_FEAT_QOS, then aiod's inotify descriptor if they have
- * RTIO_FEAT_CONNECT_WATCH (rtio_connect_rep_nfds). A refusal carries none; its result says why: -EUSERS when
- * [global] max_sessions is reached, -EMFILE/-ENFILE/-ENOSPC/-ENOMEM when aiod
- * cannot create the queues (RLIMIT_MSGQUEUE, fs.mqueue.queues_max, memory).
+ * RTIO_FEAT_CONNECT_WATCH (rtio_connect_rep_nfds). A refusal carries none;
+ * its result says why: -EUSERS when [global] max_sessions is reached,
+ * -EMFILE/-ENFILE/-ENOSPC/-ENOMEM when aiod cannot create the queues
+ * (RLIMIT_MSGQUEUE, fs.mqueue.queues_max, memory).
  */
 struct rtio_connect_rep {
 	struct rtio_hdr hdr;
@@ -171,7 +172,8 @@ struct rtio_connect_rep {
 /* How many descriptors a CONNECT reply with these negotiated features carries. */
 static inline unsigned rtio_connect_rep_nfds(uint32_t features)
 {
-	return 3 + ((features & RTIO_FEAT_QOS) ? 1 : 0) + ((features & RTIO_FEAT_CONNECT_WATCH) ? 1 : 0);
+	return 3 + ((features & RTIO_FEAT_QOS) ? 1 : 0) +
+	       ((features & RTIO_FEAT_CONNECT_WATCH) ? 1 : 0);
 }
 #define RTIO_CONNECT_MAX_FDS 5	/* RTIO_SOCK_MAX_FDS must hold it */
 

@@ -75,10 +75,19 @@ listen_drops() {
 		if (k[i] == "ListenDrops") print $i } }' /proc/net/netstat
 }
 
+# The module's attach times (ms) in smbd's log from line $1 on, comma
+# separated: vfs_rtio logs them at log level 1 (MIXED_SMB_LOG_LEVEL=1).
+attach_ms() {
+	tail -n +"$1" "$T/log/smbd.log" |
+		sed -n 's/.*rtio: attached to aiod at .* (session [0-9]*, \([0-9]*\) ms).*/\1/p' |
+		paste -s -d, -
+}
+
 # One round: CLIENTS readers of share $1 for $2 seconds; prints a JSON line.
 round() {
-	local c=$1 secs=$2 i pids=() s0 s1 a0 a1 sess=0 t0 t1 d0 d1
+	local c=$1 secs=$2 i pids=() s0 s1 a0 a1 sess=0 t0 t1 d0 d1 l0
 	rm -f "$T"/log/client.*
+	l0=$(($(wc -l < "$T/log/smbd.log") + 1))
 	mixed_settle 400
 	s0=$(mixed_smbd_ticks)
 	a0=$(mixed_aiod_ticks "$c")
@@ -102,9 +111,10 @@ round() {
 	/usr/bin/python3 - "$T/log" "$c" "$CLIENTS" "$(mixed_calc "$t1 - $t0")" \
 		"$(mixed_calc "($s1 - $s0) / $HZ")" "$(mixed_calc "($a1 - $a0) / $HZ")" "${sess:-0}" \
 		"$(grep -c "use a socket pair instead" "$T/log/aiod.log")" \
-		"$(cut -d' ' -f1 /proc/loadavg)" "$((d1 - d0))" <<'PY'
+		"$(cut -d' ' -f1 /proc/loadavg)" "$((d1 - d0))" "$(attach_ms "$l0")" <<'PY'
 import glob, json, statistics, sys
-logdir, config, clients, wall, smbd_cpu, aiod_cpu, sessions, sockq_lines, load, drops = sys.argv[1:11]
+logdir, config, clients, wall, smbd_cpu, aiod_cpu, sessions, sockq_lines, load, drops, \
+    attach = sys.argv[1:12]
 ok = errors = 0
 nbytes = 0
 opens = []
@@ -137,6 +147,7 @@ print(json.dumps({"config": config, "clients": int(clients), "ok": ok, "errors":
                   "open_ms_max": max(opens) if opens else None,
                   "aiod_sessions": int(sessions), "socket_pair_log_lines": int(sockq_lines),
                   "listen_drops": int(drops),
+                  "attach_ms": [int(x) for x in attach.split(",") if x],
                   "load": load}))
 PY
 }
@@ -209,6 +220,14 @@ for c in configs:
         rel("mb_per_s"), num("cpu_s_per_gib", "%.3f"), rel("cpu_s_per_gib"),
         num("open_ms_p50", "%.0f"), num("open_ms_max", "%.0f"), s["listen_drops"],
         num("aiod_sessions", "%d") if c == "rtio" else "-"))
+for c in configs:
+    # the module's own attach times, pooled over the counted runs (smbd log level >= 1)
+    a = sorted(x for r in rows if r["config"] == c for x in r.get("attach_ms", []))
+    if a:
+        q = lambda p: a[min(len(a) - 1, int(p * len(a)))]
+        out += ["", "vfs_rtio's attach to aiod on %s (its log line; the JSON has every run's), "
+                "%d tree connects: median %d ms, mean %d, p90 %d, p99 %d, worst %d." % (
+                    c, len(a), q(0.5), round(sum(a) / len(a)), q(0.9), q(0.99), a[-1])]
 for c in configs:
     if summary[c]["first_error"]:
         out.append("")
