@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs, serves a share from, upgrades, removes and purges the packages `make deb` built with
+# Installs, serves a share from, runs the integration harness against, upgrades, removes and purges the packages `make deb` built with
 # the real apt and dpkg, and simulates a Samba upgrade next to them — in a
 # throwaway copy of this machine: an overlay over / in a mount namespace of
 # its own, so the host's packages, files and Samba stay as they are (the
@@ -89,6 +89,39 @@ served() {
 }
 
 # ---------------------------------------------------------------------------
+# Inside the copy: the whole integration harness (tests/integration/run.sh)
+# against what the packages installed: aiod and aiodctl from /usr, smbd
+# loading the packaged rtio.so from its module directory. The tree's own
+# build gives only the harness's helpers (load generators, the ASan aiod of
+# one test); the host's repository and build are bind-mounted read-only
+# (DIR/src, DIR/hostbuild), so the run can change neither. sysfs and a
+# writable /proc are there for the harness only (its emulated disks tune
+# their loop devices and drop the page cache), not for the maintainer scripts.
+# ---------------------------------------------------------------------------
+harness() {
+	local d=$1 modulesdir=$2 b=$1/build f summary
+	owned() {
+		dpkg -S "$modulesdir/vfs/rtio.so" 2>/dev/null | grep -q '^samba-vfs-rtio:' ||
+			{ echo "     $(dpkg -S "$modulesdir/vfs/rtio.so" 2>&1)"; return 1; }
+	}
+	check "the rtio.so smbd loads is the packaged one (dpkg -S: samba-vfs-rtio)" owned
+	mkdir -p "$b" || { fail "the harness's build directory $b"; return; }
+	for f in "$d"/hostbuild/*; do
+		ln -sfn "$f" "$b/$(basename "$f")" || { fail "linking $f"; return; }
+	done
+	ln -sfn /usr/sbin/aiod "$b/aiod" && ln -sfn /usr/bin/aiodctl "$b/aiodctl" &&
+		ln -sfn "$modulesdir/vfs/rtio.so" "$b/rtio.so" || { fail "linking the installed binaries"; return; }
+	mount -t sysfs sysfs /sys && mount -o remount,bind,rw /proc ||
+		{ fail "sysfs and a writable /proc for the harness"; return; }
+	BUILD=$b "$d/src/tests/integration/run.sh" </dev/null >"$d/harness.log" 2>&1
+	umount /sys && mount -o remount,bind,ro /proc || fail "taking the harness's sysfs and writable /proc back"
+	summary=$(sed -n 's/^\([0-9]* passed, [0-9]* failed\).*/\1/p' "$d/harness.log" | tail -n 1)
+	sed 's/^/     /' "$d/harness.log" | grep -E '^     (PASS|FAIL|rtio integration)'
+	clean() { [ -n "$summary" ] && [ "${summary#* passed, }" = "0 failed" ] || { tail -n 30 "$d/harness.log" | sed 's/^/     /'; return 1; }; }
+	check "the integration harness against the installed packages: ${summary:-no summary}" clean
+}
+
+# ---------------------------------------------------------------------------
 # Inside the copy (chroot): every step on the real dpkg database.
 # ---------------------------------------------------------------------------
 inside() {
@@ -115,6 +148,7 @@ inside() {
 	module_loads() { /usr/bin/aiodctl doctor >"$d/doctor.log" 2>&1; grep -q '^OK *module' "$d/doctor.log" || { cat "$d/doctor.log"; return 1; }; }
 	check "aiodctl doctor: the installed module loads with the installed Samba" module_loads
 	served "$d"
+	harness "$d" "$modulesdir"
 
 	# -- upgrade: a newer build of both, with the admin's aiod.ini edited --
 	echo "# edited by the admin (deb-install.sh)" >>/etc/aiod/aiod.ini
@@ -219,6 +253,8 @@ fi
 tmp=$(mktemp -d /var/tmp/rtio-deb-install.XXXXXX) || { fail "mktemp"; finish; }
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/up" "$tmp/work" "$tmp/root"
+# The copy's /tmp: empty and on disk as well (the harness puts its
+# emulated disks and 2 GiB sparse files there).
 # Everything mounted here lives in the new namespace only and goes with it.
 unshare --mount --propagation private bash -c '
 	t=$1 aiod_deb=$2 vfs_deb=$3 script=$4 d=/var/tmp/rtio-deb-install
@@ -227,11 +263,14 @@ unshare --mount --propagation private bash -c '
 	  mount --bind /proc "$t/root/proc" &&
 	  mount -o remount,bind,ro "$t/root/proc" &&
 	  mount -t tmpfs tmpfs "$t/root/run" &&
-	  mount -t tmpfs tmpfs "$t/root/tmp" &&
-	  rm -rf "$t/root$d" && mkdir -p "$t/root$d" &&
+	  mkdir -p "$t/tmp" && chmod 1777 "$t/tmp" && mount --bind "$t/tmp" "$t/root/tmp" &&
+	  rm -rf "$t/root$d" && mkdir -p "$t/root$d/src" "$t/root$d/hostbuild" &&
+	  mount --bind "$6" "$t/root$d/src" && mount -o remount,bind,ro "$t/root$d/src" &&
+	  mount --bind "$7" "$t/root$d/hostbuild" && mount -o remount,bind,ro "$t/root$d/hostbuild" &&
 	  cp "$aiod_deb" "$vfs_deb" "$script" "$5" "$t/root$d/"; } || exit 97
 	exec chroot "$t/root" bash "$d/$(basename "$script")" --inside "$d"
-' rtio-deb-install "$tmp" "$aiod_deb" "$vfs_deb" "$here/tests/deb-install.sh" "$here/scripts/smbconf.sh"
+' rtio-deb-install "$tmp" "$aiod_deb" "$vfs_deb" "$here/tests/deb-install.sh" "$here/scripts/smbconf.sh" \
+	"$here" "$(cd "${BUILD:-$here/build}" && pwd)"
 status=$?
 # The inside closes with its own summary line; 97: it never ran.
 if [ "$status" -eq 97 ]; then

@@ -59,12 +59,16 @@ it_fail() {
 # it_run NAME FUNCTION [ARGS...]: FUNCTION returns 0 (pass) or prints why and returns 1.
 # The function runs in a subshell with set -e: an unexpected failing command fails the test.
 it_run() {
-	local name=$1 t0 rc ms
+	local name=$1 t0 rc ms npids nemus
 	shift
+	npids=$(it_count "$IT_T/pids") nemus=$(it_count "$IT_T/emudisks")
 	t0=$(date +%s%N)
 	( set -e; "$@" ) > "$IT_T/log/test-$name.out" 2>&1
 	rc=$?
 	IT_AIOD_PID=$(it_aiod_pid)	# the test may have restarted it
+	# A test that stopped half-way (errexit) never reached its own clean-up:
+	# what it started must not serve the next test (same ports, same names).
+	it_reap_since "$npids" "$nemus" >> "$IT_T/log/test-$name.out" 2>&1 || rc=1
 	ms=$((($(date +%s%N) - t0) / 1000000))
 	if [ $rc = 0 ]; then
 		it_pass "$name ($((ms / 1000)).$((ms % 1000 / 100))s)"
@@ -254,6 +258,31 @@ it_build_helpers() {
 # Tests run in subshells and may (re)start processes: every pid started goes
 # to $IT_T/pids ("pid name"), where teardown finds it whoever started it.
 it_track() { echo "$1 ${2:-}" >> "$IT_T/pids"; }
+it_count() { if [ -f "$1" ]; then wc -l < "$1"; else echo 0; fi; }
+
+# it_reap_since NPIDS NEMUS: stop what the last test tracked (processes after
+# line NPIDS of $IT_T/pids, emulated disks after line NEMUS of
+# $IT_T/emudisks) and left running, the main aiod and smbd aside; naming
+# each and failing if there was any.
+it_reap_since() {
+	local p emu rc=0
+	for p in $([ -f "$IT_T/pids" ] && tail -n +"$(($1 + 1))" "$IT_T/pids" | awk '{print $1}'); do
+		[ "$p" != "$IT_SMBD_PID" ] && [ "$p" != "$(it_aiod_pid)" ] && rtio_alive "$p" || continue
+		echo "left running by the test, stopped: $p ($(ps -o args= -p "$p"))"
+		kill -CONT "$p" 2>/dev/null	# it may have been stopped on purpose
+		kill -TERM "$p" 2>/dev/null
+		it_wait_gone "$p" 10 || kill -KILL "$p" 2>/dev/null
+		rc=1
+	done
+	[ -f "$IT_T/emudisks" ] || return $rc
+	while read -r emu; do
+		[ -d "$emu" ] && mountpoint -q "$emu/mnt" 2>/dev/null || continue
+		echo "emulated disk left up by the test, brought down: $emu"
+		"$IT_ROOT/bench/emudisk/emudisk-down.sh" "$emu" > /dev/null 2>&1 || echo "emudisk-down $emu failed"
+		rc=1
+	done < <(tail -n +"$(($2 + 1))" "$IT_T/emudisks")
+	return $rc
+}
 it_tracked() { [ -f "$IT_T/pids" ] && awk '{print $1}' "$IT_T/pids"; }
 it_aiod_pid() { cat "$IT_T/aiod.pid" 2>/dev/null; }
 
