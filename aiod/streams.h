@@ -46,12 +46,11 @@ bool aiod_stream_played(const struct aiod_ctx *ctx, const struct aiod_open *o, u
 			uint64_t end);
 /* Device time of one read-ahead request per admitted stream (0: capacity unknown). */
 uint64_t aiod_stream_round_ns(const struct aiod_ctx *ctx);
-/* Reads of a QoS flow behind its reservation are due this many times sooner than best effort's. */
-#define AIOD_QOS_RESERVED_SOONER 4
 
 /*
  * When the block starting at file offset off must be in the cache for o's
- * reader; for a stream, moved earlier by one round of refills.
+ * reader; for a stream, moved earlier by one round of refills; for a QoS
+ * flow behind its reservation, at the reserved rate.
  */
 uint64_t aiod_stream_deadline(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off);
 /* When a read o's client waits for now must be in the cache (before any read-ahead of o's). */

@@ -9,6 +9,8 @@
 # Environment: BUILD (dir with aiod, aiodctl; default <repo>/build),
 #   RTIO_SMB_PORT (4445), RTIO_SEED (random I/O seed), RTIO_KEEP=1 (keep logs).
 # Needs root, rtio.so installed in smbd's module dir. Ends with "N passed, M failed".
+# BUILD may hold links to installed binaries: tests/deb-install.sh runs the
+# harness so against the packages (aiod, aiodctl from /usr, the packaged rtio.so).
 
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh

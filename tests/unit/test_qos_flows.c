@@ -123,9 +123,11 @@ static void test_qos_slot_reserve(void **state)
 }
 
 /*
- * A reserved flow that got less than its reservation in the last second has
- * its reads due a quarter of best_effort_deadline_ms from now, ahead of best
- * effort's; once it got its reservation it queues like everybody else.
+ * A reserved flow that got less than its reservation in the last second
+ * reads like a stream at its reservation: what its client waits for is due
+ * now, a block ahead when the reader gets there at the reserved rate, both
+ * ahead of best effort's; once it got its reservation it queues like
+ * everybody else.
  */
 static void test_qos_behind_reservation_goes_first(void **state)
 {
@@ -153,8 +155,11 @@ static void test_qos_behind_reservation_goes_first(void **state)
 	now = aiod_now_ns();
 	d_bay = aiod_stream_deadline(ctx, &bay, 0);
 	d_other = aiod_stream_deadline(ctx, &other, 0);
-	assert_true(d_bay >= now + be / 4 && d_bay <= now + be / 4 + 50000000ull);
+	assert_true(d_bay >= now && d_bay <= now + 50000000ull);
 	assert_true(d_other >= now + be && d_other <= now + be + 50000000ull);
+	/* 30 MiB ahead at 30 MiB/s: a second from now */
+	d_bay = aiod_stream_deadline(ctx, &bay, 30ull << 20);
+	assert_true(d_bay >= now + 1000000000ull && d_bay <= now + 1050000000ull);
 	/* the bay's clients read 100 MiB within a tick: well past its 30 MiB/s */
 	__atomic_fetch_add(&slot_of(ctx, a.slot)->bytes_read, 100ull << 20, __ATOMIC_RELAXED);
 	until = tevent_timeval_current_ofs(0, 250000);

@@ -139,12 +139,24 @@ static void test_stream_readahead_covers_prebuffer(void **state)
 	assert_int_equal(n, NB / 8);
 }
 
-/* stream.c asks qos.c whether a flow is behind its reservation: no QoS in this unit (test_qos_flows has it). */
+/*
+ * stream.c asks qos.c whether a flow is behind its reservation and what it
+ * reserves: stand-ins that say what the test sets (test_qos_flows tests
+ * qos.c's answers).
+ */
+static uint32_t stub_behind_slot = RTIO_QOS_NO_FLOW;
+static uint64_t stub_reserve_Bps;
+
 bool aiod_qos_slot_behind(const struct aiod_ctx *ctx, uint32_t slot)
 {
 	(void)ctx;
-	(void)slot;
-	return false;
+	return slot != RTIO_QOS_NO_FLOW && slot == stub_behind_slot;
+}
+
+uint64_t aiod_qos_slot_reserve(const struct aiod_ctx *ctx, uint32_t slot)
+{
+	(void)ctx;
+	return slot != RTIO_QOS_NO_FLOW && slot == stub_behind_slot ? stub_reserve_Bps : 0;
 }
 
 static void test_stream_deadlines_follow_playback(void **state)
@@ -210,6 +222,46 @@ static void test_stream_deadlines_catch_up(void **state)
 	assert_true(d >= now + 990 * ms && d <= now + 1050 * ms);
 }
 
+/*
+ * A QoS flow behind its reservation reads like a stream at the reserved
+ * rate: what its client waits for is due now (before best effort's
+ * read-ahead, however long that has queued), a block ahead when the reader
+ * gets there at that rate. Once the flow has its reservation, best effort.
+ */
+static void test_stream_deadlines_reserved_flow(void **state)
+{
+	struct fixture *f = *state;
+	const uint64_t ms = 1000000ull;
+	uint64_t now, d;
+
+	f->open.rate_bps = 0;
+	f->open.qos_slot = 3;
+	stub_behind_slot = 3;
+	stub_reserve_Bps = 32ull << 20;	/* 32 MiB/s: 16 MiB is due in half a second */
+	(void)aiod_stream_observe(&f->ctx, &f->open, 0, BS);
+	now = aiod_now_ns();
+	d = aiod_stream_demand_deadline(&f->ctx, &f->open);
+	assert_true(d >= now && d <= now + 50 * ms);
+	d = aiod_stream_deadline(&f->ctx, &f->open, 16ull << 20);
+	assert_true(d >= now + 499 * ms && d <= now + 550 * ms);
+	/* Data behind the reader: now. */
+	assert_true(aiod_stream_deadline(&f->ctx, &f->open, 0) <= aiod_now_ns());
+	/* Its flow got the reservation: best effort (best_effort_deadline_ms 500). */
+	stub_behind_slot = RTIO_QOS_NO_FLOW;
+	now = aiod_now_ns();
+	d = aiod_stream_deadline(&f->ctx, &f->open, 16ull << 20);
+	assert_true(d >= now + 499 * ms && d <= now + 550 * ms);
+	d = aiod_stream_demand_deadline(&f->ctx, &f->open);
+	assert_true(d >= now + 499 * ms && d <= now + 550 * ms);
+	/* A flow without a reservation is never due sooner (behind, but reserving 0). */
+	stub_behind_slot = 3;
+	stub_reserve_Bps = 0;
+	now = aiod_now_ns();
+	d = aiod_stream_demand_deadline(&f->ctx, &f->open);
+	assert_true(d >= now + 499 * ms);
+	stub_behind_slot = RTIO_QOS_NO_FLOW;
+}
+
 static void test_admission_refuses_overcommit(void **state)
 {
 	struct fixture *f = *state;
@@ -272,6 +324,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_stream_readahead_covers_prebuffer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_deadlines_follow_playback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_deadlines_catch_up, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_deadlines_reserved_flow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_admission_refuses_overcommit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_admission_unknown_capacity_admits, setup, teardown),
 	};
