@@ -5,6 +5,7 @@
 # stopped linking, and nothing said so until a benchmark was wanted. This
 # checks, in a few seconds, what would break first:
 #   - every bench shell script parses (bash -n), every Python script compiles;
+#   - bench/rt/startup_bound.py still gives the start-up bounds the README cites;
 #   - bench/fio/build.sh builds the fio engine, hit_rtt, aiod and aiodctl;
 #   - fio reads a small file through the engine and a real aiod (random
 #     4 KiB and sequential 1 MiB, 2 s each), without an error, and aiod
@@ -54,6 +55,17 @@ while IFS= read -r f; do
 		2> "$W/parse.err" || broken="$broken $f ($(tail -1 "$W/parse.err"))"
 done < <(find bench scripts -name '*.py' | sort)
 [ -z "$broken" ] && ok "Python scripts compile ($n)" || bad "Python scripts compile" "$broken"
+# The start-up bound the README's stream rows cite: 8 streams of 100 Mbit/s
+# on the emulated disk with a 0.5 s buffer, 5 of 200, and the mix 4 x 200 +
+# 4 x 50 held (its numbers are worked through in bench/rt/README.md).
+bound=$(/usr/bin/python3 bench/rt/startup_bound.py; /usr/bin/python3 bench/rt/startup_bound.py --bitrate 200M;
+	/usr/bin/python3 bench/rt/startup_bound.py --mix 4x200M,4x50M)
+if grep -q 'holds 8 .*9 is late' <<< "$bound" && grep -q 'holds 5 .*6 is late' <<< "$bound" &&
+   grep -q 'mix 4x200M,4x50M .*holds it' <<< "$bound"; then
+	ok "bench/rt/startup_bound.py: 8 at 100M, 5 at 200M, the mix held"
+else
+	bad "bench/rt/startup_bound.py" "$(tr '\n' ' ' <<< "$bound")"
+fi
 
 # 2. the fio engine and what it talks to build
 if BUILD=$BUILD bench/fio/build.sh > "$W/build.log" 2>&1 && [ -x "$AIOD" ] && [ -f "$ENGINE" ] &&

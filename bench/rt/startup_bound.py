@@ -16,6 +16,7 @@ count it misses by a wide margin is out of reach for any.
     bench/rt/startup_bound.py                       # the emulated disk, 100M, 0.5 s
     bench/rt/startup_bound.py --bitrate 200M
     bench/rt/startup_bound.py --buffer-ms 1000
+    bench/rt/startup_bound.py --mix 4x200M,4x50M      # one mix, the margin it leaves
 """
 import argparse
 
@@ -26,14 +27,21 @@ def rate(text):
 
 
 def holds(n, a, margin_ms):
-    """True when n streams get every chunk margin_ms before it is due."""
-    period = a.chunk_mib * 1048576 * 8 / rate(a.bitrate) * 1000.0
+    """True when n streams of a.bitrate get every chunk margin_ms before it is due."""
+    return holds_mix([rate(a.bitrate)] * n, a, margin_ms)
+
+
+def holds_mix(bitrates, a, margin_ms):
+    """True when streams of these bitrates, started together, get every
+    chunk margin_ms before it is due."""
+    periods = [a.chunk_mib * 1048576 * 8 / b * 1000.0 for b in bitrates]
+    n = len(periods)
     xfer = a.chunk_mib * 1048576 / (a.mb_per_s * 1e6) * 1000.0
     have = [0] * n
     t = 0.0
 
     def due(i, k):
-        return a.buffer_ms + period * k - margin_ms
+        return a.buffer_ms + periods[i] * k - margin_ms
 
     while t < a.seconds * 1000.0:
         order = sorted(range(n), key=lambda i: due(i, have[i]))
@@ -67,7 +75,25 @@ def main():
                    help="the client's buffer: chunk 0 is due then [504: 6 chunks at 100M]")
     p.add_argument('--seconds', type=float, default=20.0, help='how long they play [20]')
     p.add_argument('--max-chunks', type=int, default=16, help='largest request [16: io_size 16M]')
+    p.add_argument('--mix', help='instead of --bitrate: one mix started together, '
+                   'COUNTxBITRATE,... e.g. 4x200M,4x50M (bench/rt --mix)')
     a = p.parse_args()
+    if a.mix:
+        bitrates = []
+        for part in a.mix.split(','):
+            count, _, bitrate = part.partition('x')
+            bitrates += [rate(bitrate)] * int(count)
+        if not holds_mix(bitrates, a, 0.0):
+            print('mix %s started together, %.0f ms client buffer, disk %.1f ms + %.0f MB/s: '
+                  'least-lead-first is late' % (a.mix, a.buffer_ms, a.seek_ms, a.mb_per_s))
+            return
+        margin = 0
+        while margin < 2000 and holds_mix(bitrates, a, margin + 5.0):
+            margin += 5
+        print('mix %s started together, %.0f ms client buffer, disk %.1f ms + %.0f MB/s: '
+              'least-lead-first holds it (every chunk at least %d ms early)'
+              % (a.mix, a.buffer_ms, a.seek_ms, a.mb_per_s, margin))
+        return
     best = 0
     for n in range(1, 40):
         if not holds(n, a, 0.0):
