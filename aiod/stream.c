@@ -256,7 +256,10 @@ uint64_t aiod_stream_demand_deadline(struct aiod_ctx *ctx, const struct aiod_ope
 		 * ahead by (stream_due()): an admitted stream's read that is due
 		 * goes first, then the reservation's, then best effort's.
 		 */
-		return stream_reserved_Bps(ctx, o) != 0 ? now : now + (uint64_t)ctx->cfg->be_deadline_ms * 1000000ull;
+		if (stream_reserved_Bps(ctx, o) != 0) {
+			return now;
+		}
+		return now + (uint64_t)ctx->cfg->be_deadline_ms * 1000000ull;
 	}
 	/* The client waits for it now, wherever it reads (a jump forward too). */
 	return stream_due(ctx, now);
