@@ -269,9 +269,7 @@ it_reap_since() {
 	for p in $([ -f "$IT_T/pids" ] && tail -n +"$(($1 + 1))" "$IT_T/pids" | awk '{print $1}'); do
 		[ "$p" != "$IT_SMBD_PID" ] && [ "$p" != "$(it_aiod_pid)" ] && rtio_alive "$p" || continue
 		echo "left running by the test, stopped: $p ($(ps -o args= -p "$p"))"
-		kill -CONT "$p" 2>/dev/null	# it may have been stopped on purpose
-		kill -TERM "$p" 2>/dev/null
-		it_wait_gone "$p" 10 || kill -KILL "$p" 2>/dev/null
+		it_stop_pid "$p" 10
 		rc=1
 	done
 	[ -f "$IT_T/emudisks" ] || return $rc
@@ -309,6 +307,14 @@ it_wait_gone() {
 		n=$((n - 1))
 	done
 	! rtio_alive "$pid"
+}
+
+# it_stop_pid PID SECONDS: SIGTERM (after SIGCONT: a test may have stopped
+# it on purpose), up to SECONDS for it to go, then SIGKILL.
+it_stop_pid() {
+	kill -CONT "$1" 2>/dev/null
+	kill -TERM "$1" 2>/dev/null
+	it_wait_gone "$1" "$2" || kill -KILL "$1" 2>/dev/null
 }
 
 it_start_aiod() {
@@ -454,8 +460,7 @@ it_stop_all() {
 	local p
 	for p in $(it_tracked); do
 		if [ "$p" != "$IT_SMBD_PID" ] && [ "$p" != "$(it_aiod_pid)" ] && rtio_alive "$p"; then
-			kill -TERM "$p" 2>/dev/null
-			it_wait_gone "$p" 5 || kill -KILL "$p" 2>/dev/null
+			it_stop_pid "$p" 5
 		fi
 	done
 	it_stop_smbd
