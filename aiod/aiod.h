@@ -136,6 +136,7 @@ struct aiod_open {
 	uint64_t play_t0_ns, play_off0;	/* stream timeline origin */
 	/* Write aggregation (writeback.c): a sequential writer's range not yet pushed to the disk. */
 	uint64_t wb_start, wb_end;
+	uint64_t wb_queued;		/* bytes of its runs queued or on the device */
 	struct aiod_wb_twin *wb_twin;	/* aiod's own description of the file, for waits */
 	bool wb_twin_tried;
 	bool wb_error_logged;
@@ -176,6 +177,7 @@ struct aiod_stats {
 	uint64_t writebacks;		/* write-back requests queued */
 	uint64_t writeback_bytes;	/* of them, bytes the device took */
 	uint64_t writeback_late;	/* completed after their deadline */
+	uint64_t writes_held;		/* write replies held until the writer's write-back caught up */
 	uint64_t writeback_errors;	/* failed (EIO...): the client's fsync reports them */
 	uint64_t sessions_total;
 	uint64_t outside_changes;	/* files changed by a writer aiod was not told about */
@@ -225,6 +227,15 @@ struct aiod_ctx {
 	struct aiod_req *blocked;	/* waiting for a free cache block, FIFO */
 	struct aiod_req *blocked_tail;
 	struct tevent_timer *blocked_timer;	/* waitq.c: armed while anything waits */
+	struct aiod_req *held;		/* writehold.c: write replies held, oldest first */
+	struct tevent_timer *held_timer;	/* armed while any is held */
+	/*
+	 * The request layer's (main.c sets it, NULL in tests without one):
+	 * writeback.c calls it when a run of o is on the device, so that the
+	 * write replies held for o may go. Calls go down the layers; this is
+	 * the one way back up from write-back.
+	 */
+	void (*written_back)(struct aiod_ctx *ctx, struct aiod_open *o);
 	uint32_t mq_msg_max;		/* queue depth limit, 0 = none (CAP_SYS_RESOURCE) */
 	uint32_t nsessions_socketq;	/* sessions on a socket pair: out of message queues */
 	struct aiod_ratelimit socketq_log;	/* sessions falling back to a socket pair */

@@ -59,6 +59,7 @@ static void fill_stats(struct aiod_ctx *ctx, struct rtio_stats_rep *r)
 	r->writebacks = ctx->st.writebacks;
 	r->writeback_bytes = ctx->st.writeback_bytes;
 	r->writeback_late = ctx->st.writeback_late;
+	r->writes_held = ctx->st.writes_held;
 	r->writeback_errors = ctx->st.writeback_errors;
 	r->recorders = ctx->recorders;
 	r->disk_read_bytes = ctx->st.disk_read_bytes;

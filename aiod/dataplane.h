@@ -9,6 +9,7 @@
  *   passthrough.c a random reader's miss: only its pages, in private blocks
  *   readahead.c  what a sequential or stream reader will need next
  *   write.c      WRITE0/WRITE1, WROTE (their write-back: writeback.c), FSYNC
+ *   writehold.c  write replies held while their writer is ahead of the disk
  *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -23,6 +24,7 @@
 struct aiod_req {
 	struct aiod_req *rprev, *rnext;	/* the peer's requests in flight */
 	struct aiod_req *bnext;		/* ctx->blocked */
+	struct aiod_req *hnext;		/* ctx->held */
 	struct aiod_ctx *ctx;
 	struct aiod_peer *p;		/* NULL once its session went away */
 	uint16_t opcode;
@@ -44,6 +46,9 @@ struct aiod_req {
 	bool playing;			/* READ0: the stream was past its start-up when it came */
 	bool blocked;
 	uint64_t blocked_since_ns;
+	bool held;			/* a write's reply waits for its write-back (writeback.c) */
+	int held_result;
+	uint64_t held_since_ns;
 };
 
 /*
@@ -142,8 +147,15 @@ bool aiod_write0_start(struct aiod_req *r);
 void aiod_write1_start(struct aiod_req *r, struct aiod_lease *l);
 /* The peer went away: WRITE1 segments still waiting for the device are taken back. */
 void aiod_write1_cancel(struct aiod_req *r);
-void aiod_wrote_handle(struct aiod_ctx *ctx, struct aiod_session *s, struct aiod_open *o,
-		       const struct rtio_io_req *m);
+/* WROTE: smbd wrote m's range itself; aiod drops its copy and plans the write-back (no reply). */
+void aiod_wrote_apply(struct aiod_ctx *ctx, struct aiod_session *s, struct aiod_open *o,
+		      const struct rtio_io_req *m);
+
+/* writehold.c */
+/* Answer a write (WROTE, WRITE1) now, or once its writer is no longer ahead of its write-back. */
+void aiod_write_reply(struct aiod_req *r, int result);
+/* r's session or r itself goes: off the list of held replies. */
+void aiod_write_hold_remove(struct aiod_ctx *ctx, struct aiod_req *r);
 void aiod_fsync_done(void *private_data, int result);
 
 #endif

@@ -28,6 +28,7 @@
 #include "streams.h"
 #include "calibrate.h"
 #include "handlers.h"
+#include "requests.h"
 #include "session.h"
 #include "tuning.h"
 
@@ -406,6 +407,7 @@ int main(int argc, char **argv)
 
 	ctx->ev = tevent_context_init(ctx);
 	ctx->handlers = &aiod_handlers;
+	ctx->written_back = aiod_data_written_back;
 	if (ctx->ev == NULL || aiod_files_init(ctx) != 0) {
 		AIOD_ERR("out of memory");
 		talloc_free(ctx);

@@ -14,6 +14,7 @@
 #include "files.h"
 #include "requests.h"
 #include "session.h"
+#include "writeback.h"
 
 static void req_link(struct aiod_peer *p, struct aiod_req *r)
 {
@@ -60,6 +61,9 @@ static int req_destructor(struct aiod_req *r)
 
 	if (r->blocked) {
 		aiod_waitq_remove(ctx, r);
+	}
+	if (r->held) {
+		aiod_write_hold_remove(ctx, r);
 	}
 	if (r->p != NULL) {
 		req_unlink(r->p, r);
@@ -200,11 +204,27 @@ static void start_fsync(struct aiod_ctx *ctx, struct aiod_peer *p, const union r
 	}
 }
 
-/* No buffers, no disk: answered now. */
+/*
+ * No buffers, no disk: answered now, unless the writer is ahead of its
+ * write-back (writehold.c). Only then is it a request, kept until answered.
+ */
 static void start_wrote(struct aiod_ctx *ctx, struct aiod_peer *p, const union rtio_msg *m,
 			struct aiod_open *o)
 {
-	aiod_wrote_handle(ctx, p->s, o, &m->io_req);
+	struct aiod_req *r;
+
+	aiod_wrote_apply(ctx, p->s, o, &m->io_req);
+	if (!aiod_writeback_ahead(ctx, o)) {
+		aiod_reply_simple(ctx, p->s, RTIO_OP_WROTE, m->hdr.req_id, 0);
+		return;
+	}
+	r = req_new(ctx, p, m);
+	if (r == NULL) {
+		return;		/* answered */
+	}
+	r->open = o;
+	aiod_open_busy(o);
+	aiod_write_reply(r, 0);
 }
 
 /* HIT has no reply: the client already has its bytes; aiod learns what was read. */

@@ -113,7 +113,7 @@ static void write1_finish(struct aiod_req *r)
 	if (total > 0) {
 		aiod_writeback_wrote(ctx, r->open, r->off, total);
 	}
-	aiod_req_end(r, total > 0 || r->error == 0 ? (int)total : r->error);
+	aiod_write_reply(r, total > 0 || r->error == 0 ? (int)total : r->error);
 }
 
 static void write_seg_done(void *private_data, int result)
@@ -179,8 +179,8 @@ void aiod_write1_start(struct aiod_req *r, struct aiod_lease *l)
 
 /* ---- WROTE ---- */
 
-void aiod_wrote_handle(struct aiod_ctx *ctx, struct aiod_session *s, struct aiod_open *o,
-			 const struct rtio_io_req *m)
+void aiod_wrote_apply(struct aiod_ctx *ctx, struct aiod_session *s, struct aiod_open *o,
+		      const struct rtio_io_req *m)
 {
 	uint64_t end = m->offset + m->length;
 
@@ -196,7 +196,6 @@ void aiod_wrote_handle(struct aiod_ctx *ctx, struct aiod_session *s, struct aiod
 		}
 		aiod_writeback_wrote(ctx, o, m->offset, m->length);
 	}
-	aiod_reply_simple(ctx, s, RTIO_OP_WROTE, m->hdr.req_id, 0);
 }
 
 /* ---- FSYNC ---- */

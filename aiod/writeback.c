@@ -110,7 +110,12 @@ static void writeback_done(void *private_data, int result)
 			ctx->st.writeback_late++;
 		}
 	}
+	o->wb_queued -= wb->len;
 	talloc_free(wb);
+	/* Write replies held for o may go now; they keep o busy, as this run does. */
+	if (ctx->written_back != NULL) {
+		ctx->written_back(ctx, o);
+	}
 	aiod_open_idle(ctx, o);	/* last: it may free o */
 }
 
@@ -137,6 +142,7 @@ static void writeback_queue(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t 
 		aiod_open_idle(ctx, o);
 		return;
 	}
+	o->wb_queued += len;
 	ctx->st.writebacks++;
 }
 
@@ -172,6 +178,23 @@ void aiod_writeback_wrote(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t of
 		writeback_queue(ctx, o, o->wb_start, io, now);
 		o->wb_start += io;
 	}
+}
+
+/*
+ * Runs a writer may have queued before its writes wait (writehold.c says
+ * why): one on the device and one due next keep the disk busy with it when
+ * EDF gives it the time; a recorder's runs are due at its reserved rate and
+ * leave room for two late ones before its writes wait.
+ */
+#define WRITEBACK_AHEAD_RUNS 2
+#define WRITEBACK_AHEAD_RUNS_RESERVED 4
+
+bool aiod_writeback_ahead(const struct aiod_ctx *ctx, const struct aiod_open *o)
+{
+	uint64_t runs = o->reserved ? WRITEBACK_AHEAD_RUNS_RESERVED : WRITEBACK_AHEAD_RUNS;
+
+	return !o->closing && aiod_record_scheduled(ctx, o) &&
+	       o->wb_queued >= runs * ctx->cfg->readahead_io_size;
 }
 
 void aiod_writeback_close(struct aiod_ctx *ctx, struct aiod_open *o)

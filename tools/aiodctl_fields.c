@@ -66,6 +66,8 @@ const struct aiodctl_stat_field aiodctl_stat_fields[] = {
 	F(writeback_late, COUNTER, "rtio_writebacks_late_total",
 	  "Write-back requests done after their deadline."),
 	F(writeback_errors, COUNTER, "rtio_writeback_errors_total", "Write-back requests that failed."),
+	F(writes_held, COUNTER, "rtio_writes_held_total",
+	  "Write replies held because the writer was ahead of its write-back."),
 	F(qos_flows, GAUGE, "rtio_qos_flows", "QoS flows in use (rules and best-effort principals)."),
 	F(qos_paced, GAUGE, "rtio_qos_paced_flows", "QoS flows published with a rate now."),
 	F(file_records, GAUGE, "rtio_file_records", "Files aiod keeps: open or with cached blocks."),

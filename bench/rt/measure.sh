@@ -25,6 +25,11 @@
 #   RT_GREEDY_RANDOM    1: greedy readers read at random chunk-aligned offsets
 #                       (rtio-stream --random: a scrub, a database, thumbnails
 #                       of a big file) instead of sequentially [0]
+#   RT_GREEDY_WRITE     1: greedy clients copy a new file onto the share
+#                       (rtio-stream --greedy --write, rec/copy-N.bin) [0]
+#   RT_GREEDY_LEAD_S    greedy clients start this many seconds before the
+#                       first stream (a copy already running when editors
+#                       press play) [0]
 #   RT_RECORDERS        paced recorders next to the streams [0]
 #   RT_RECORD_BITRATE   their bitrate [100M]; RT_RECORD_CHUNK their write size [RT_CHUNK]
 #   RT_SCENARIO         the scenario's name, for the records [staggered]
@@ -36,6 +41,8 @@ RT_CLIENT_PREBUFFER=${RT_CLIENT_PREBUFFER:-2}
 RT_STAGGER_MS=${RT_STAGGER_MS:-500}
 RT_GREEDY_CHUNK=${RT_GREEDY_CHUNK:-8M}
 RT_GREEDY_RANDOM=${RT_GREEDY_RANDOM:-0}
+RT_GREEDY_WRITE=${RT_GREEDY_WRITE:-0}
+RT_GREEDY_LEAD_S=${RT_GREEDY_LEAD_S:-0}
 RT_RECORDERS=${RT_RECORDERS:-0}
 RT_RECORD_BITRATE=${RT_RECORD_BITRATE:-100M}
 RT_RECORD_CHUNK=${RT_RECORD_CHUNK:-$RT_CHUNK}
@@ -136,23 +143,29 @@ rt_plan_classes() {
 # 0.2 s). Each client's report lands in DIR/NAME.json, its stderr in DIR/NAME.err.
 rt_clients() {
 	local dir=$1 g=$2 duration=$3 plan=$4 i pid name gdur stagger_s n
-	local kind file br chunk pb pids=() r=0 s=0
+	local kind file br chunk pb pids=() r=0 s=0 how
 	local base="smb://127.0.0.1:$RT_PORT/media" user="$RT_USER%$RT_PASS"
 	n=$(grep -c '^play ' <<< "$plan")
 	stagger_s=$(awk -v s="$RT_STAGGER_MS" 'BEGIN {print s / 1000}')
 	# greedy readers and recorders run for the whole time streams play
-	gdur=$(awk -v d="$duration" -v n="$n" -v s="$stagger_s" 'BEGIN {print d + (n > 0 ? n - 1 : 0) * s}')
+	gdur=$(awk -v d="$duration" -v n="$n" -v s="$stagger_s" -v l="$RT_GREEDY_LEAD_S" \
+		'BEGIN {print l + d + (n > 0 ? n - 1 : 0) * s}')
 	for ((i = 0; i < g; i++)); do
 		name=greedy-$i
-		# shellcheck disable=SC2046 # --random or nothing
-		"$BUILD/rtio-stream" --url "$base/$RT_GREEDY_FILE" --user "$user" \
-			--greedy $([ "$RT_GREEDY_RANDOM" = 1 ] && echo --random) \
+		if [ "$RT_GREEDY_WRITE" = 1 ]; then
+			how=(--url "$base/rec/copy-$i.bin" --greedy --write)
+		else
+			how=(--url "$base/$RT_GREEDY_FILE" --greedy)
+			[ "$RT_GREEDY_RANDOM" = 1 ] && how+=(--random)
+		fi
+		"$BUILD/rtio-stream" "${how[@]}" --user "$user" \
 			--chunk "$RT_GREEDY_CHUNK" --duration "$gdur" \
 			> "$dir/$name.json" 2> "$dir/$name.err" < /dev/null &
 		pid=$!
 		rt_track "$pid" "$name"
 		pids+=("$pid")
 	done
+	[ "$g" = 0 ] || [ "$RT_GREEDY_LEAD_S" = 0 ] || sleep "$RT_GREEDY_LEAD_S"
 	while read -r kind file br chunk pb _; do
 		[ "$kind" = record ] || continue
 		name=record-$r
@@ -261,7 +274,8 @@ rt_run() {
 	ra=$RT_LOOP_RA_BASE
 	[ "$config" = plain-ra ] && ra=$RT_BIG_RA_KB
 	rt_set_readahead "$ra"
-	rt_write_smbconf "$config" "$([ "$nrec" -gt 0 ] && echo 1)"
+	# recorders and bulk copies write
+	rt_write_smbconf "$config" "$({ [ "$nrec" -gt 0 ] || { [ "$g" -gt 0 ] && [ "$RT_GREEDY_WRITE" = 1 ]; }; } && echo 1)"
 	rm -f "$RT_MNT/media/rec/"*
 	rt_evict
 	if [ "$config" = rtio ]; then

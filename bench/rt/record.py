@@ -94,7 +94,7 @@ def worst(reports, key, sub):
 
 def summarize_clients(reports):
     paced = [r for r in reports if r.get("mode") == "paced"]
-    greedy = [r for r in reports if r.get("mode") in ("greedy", "random")]
+    greedy = [r for r in reports if r.get("mode") in ("greedy", "random", "copy")]
     rec = [r for r in reports if r.get("mode") == "record"]
     chunks = sum(r.get("chunks", 0) or 0 for r in paced)
     misses = sum(r.get("misses", 0) or 0 for r in paced)

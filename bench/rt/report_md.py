@@ -178,6 +178,9 @@ def md_method(doc, w):
           p.get("emudisk", "seek 14.5 ms, 168 MB/s"), p.get("chunk"), p.get("duration_s"),
           p.get("client_prebuffer", p.get("client_prebuffer_chunks")), p.get("greedy_chunk"),
           p.get("greedy_pattern", "sequential"), 1 + int(p.get("confirm_runs", "1"))))
+    if p.get("greedy_lead_s", "0") not in ("0", ""):
+        w("")
+        w("The greedy clients start %s s before the first stream." % p["greedy_lead_s"])
     if p.get("stream_file_layout"):
         w("")
         w("Stream files: %s." % p["stream_file_layout"].rstrip("; "))

@@ -32,6 +32,11 @@
 #   --no-admission      skip the admission-control part
 #   --calibrate-seconds S  per point of aiod --calibrate [2]
 #   --greedy-file-mib M size of the greedy reader's file [4096]
+#   --greedy-write      the greedy clients copy a new file onto the share
+#                       instead of reading one (rtio-stream --greedy --write:
+#                       a camera card offloaded next to the editors)
+#   --greedy-lead S     the greedy clients start S seconds before the first
+#                       stream (a copy already running when editors press play) [0]
 #   --out-dir DIR       where rt-<date>.{md,json,png} go [bench/results]
 #   --merge OLD.json    keep the series of an earlier sweep that this one does
 #                       not measure (to re-measure some series only)
@@ -112,6 +117,8 @@ while [ $# -gt 0 ]; do
 	--no-admission) ADMISSION=0; shift ;;
 	--calibrate-seconds) CAL_SECONDS=$2; shift 2 ;;
 	--greedy-file-mib) GREEDY_MIB=$2; shift 2 ;;
+	--greedy-write) RT_GREEDY_WRITE=1; shift ;;
+	--greedy-lead) RT_GREEDY_LEAD_S=$2; shift 2 ;;
 	--out-dir) OUT_DIR=$2; shift 2 ;;
 	--merge) MERGE=$(realpath "$2") || exit 2; shift 2 ;;
 	--quick) CONFIGS=plain,rtio BITRATES=100M GREEDY=0 DURATION=8 CONFIRM=0 START=plain=4,rtio=11
@@ -238,8 +245,10 @@ duration_s=$DURATION
 client_prebuffer=$PREBUFFERS
 chunk=$RT_CHUNK
 greedy_chunk=$RT_GREEDY_CHUNK
-greedy_pattern=$([ "$RT_GREEDY_RANDOM" = 1 ] && echo "random, chunk-aligned" || echo sequential)
+greedy_pattern=$(if [ "$RT_GREEDY_WRITE" = 1 ]; then echo "writes: a bulk copy of a new file onto the share";
+	elif [ "$RT_GREEDY_RANDOM" = 1 ]; then echo "random, chunk-aligned"; else echo sequential; fi)
 greedy_file_mib=$GREEDY_MIB
+greedy_lead_s=$RT_GREEDY_LEAD_S
 confirm_runs=$CONFIRM
 quick=$QUICK
 replay=first playback of M-1 streams until aiod's cache ($RT_CACHE) is full (rtio) or for RT_REPLAY_FILL=$RT_REPLAY_FILL x cache x 8 / ((M-1) x bitrate) s (others); then M streams from the start, 1 on a new file
@@ -266,7 +275,10 @@ RT_ON_EXIT='report false'
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 LAYOUT=""
 GREEDY_MIB_USED=0
-for g in "${GREEDY_LIST[@]}"; do [ "$g" = 0 ] || GREEDY_MIB_USED=$GREEDY_MIB; done
+GREEDY_MOST=0
+for g in "${GREEDY_LIST[@]}"; do [ "$g" -le "$GREEDY_MOST" ] || GREEDY_MOST=$g; done
+# bulk copies write new files instead of reading the greedy file
+[ "$GREEDY_MOST" = 0 ] || [ "$RT_GREEDY_WRITE" = 1 ] || GREEDY_MIB_USED=$GREEDY_MIB
 UNIFORM=()
 for scen in "${SCEN_LIST[@]}"; do [ "$scen" = mixed ] || UNIFORM+=("$scen"); done
 

@@ -205,10 +205,17 @@ record_mib() {
 	echo $((RECORDERS * ($(stream_mib "$RECORD_BITRATE" $((DURATION + 5 + 14 * ${STAGGER_OF[ingest]} / 1000))))))
 }
 
+# MiB the bulk copies of one run (--greedy-write) may write: the disk's
+# 168 MB/s (bench/emudisk) for as long as the last stream starts and plays
+copy_mib() {
+	[ "$RT_GREEDY_WRITE" = 1 ] || { echo 0; return; }
+	echo $((GREEDY_MOST * 170 * (DURATION + 5 + ${RT_GREEDY_LEAD_S%.*} + 14 * ${STAGGER_OF[staggered]} / 1000)))
+}
+
 # disk_up MIB: an emulated disk for MIB of files, ext4's share (~3 %), aiod's
 # 512 MiB calibration file and slack; a fresh disk gives the last one's RAM back
 disk_up() {
-	local mib=$((($1 + GREEDY_MIB_USED + $(record_mib)) * 103 / 100 + 512 + 256)) avail
+	local mib=$((($1 + GREEDY_MIB_USED + $(record_mib) + $(copy_mib)) * 103 / 100 + 512 + 256)) avail
 	avail=$(awk '/^MemAvailable:/ {print int($2 / 1024)}' /proc/meminfo)
 	[ "$mib" -lt "$avail" ] || rt_log "warning: the emulated disk ($mib MiB) is as large as the free memory ($avail MiB)"
 	rt_emu_down

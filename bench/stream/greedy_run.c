@@ -1,4 +1,5 @@
 #include "pacing.h"
+#include "payload.h"
 #include "stream_run.h"
 
 #include <errno.h>
@@ -19,6 +20,7 @@ static int random_seek(struct smb_source *src, uint64_t chunk, uint64_t *state)
 	return smb_source_seek(src, (*state % nchunks) * chunk);
 }
 
+/* Reads (or, a bulk copy, writes) one chunk after another, as fast as the server goes. */
 int greedy_run(struct smb_source *src, const struct stream_opts *o,
 	       struct stream_result *r, volatile sig_atomic_t *stop)
 {
@@ -30,6 +32,8 @@ int greedy_run(struct smb_source *src, const struct stream_opts *o,
 	buf = malloc(o->chunk);
 	if (buf == NULL)
 		return r->error = -ENOMEM;
+	if (o->write)
+		payload_fill(buf, o->chunk);
 	t0 = stream_result_start(r);
 	end_ns = t0 + (int64_t)(o->duration_s * 1e9);
 
@@ -38,7 +42,12 @@ int greedy_run(struct smb_source *src, const struct stream_opts *o,
 
 		if (o->random && (rc = random_seek(src, o->chunk, &rnd)) != 0)
 			break;
-		rc = smb_source_read(src, buf, o->chunk);
+		if (o->write) {
+			payload_stamp(buf, o->chunk, r->chunks);
+			rc = smb_source_write(src, buf, o->chunk);
+		} else {
+			rc = smb_source_read(src, buf, o->chunk);
+		}
 		arrived = mono_now_ns();
 		if (rc != 0)
 			break;

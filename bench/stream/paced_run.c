@@ -1,24 +1,10 @@
 #include "pacing.h"
+#include "payload.h"
 #include "stream_run.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-
-/* What a recorder writes: incompressible-looking bytes (xorshift), each
- * chunk stamped with its number so no two chunks are alike. */
-static void fill_pattern(char *buf, uint64_t len)
-{
-	uint64_t x = 0x9e3779b97f4a7c15ull, i;
-
-	for (i = 0; i + 8 <= len; i += 8) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		memcpy(buf + i, &x, 8);
-	}
-}
 
 /* Plays (reads) or records (writes, o->write) one chunk after another on the
  * timeline of pacing.h; a read or write completing after its due time is a
@@ -36,7 +22,7 @@ int paced_run(struct smb_source *src, const struct stream_opts *o,
 	if (buf == NULL)
 		return r->error = -ENOMEM;
 	if (o->write)
-		fill_pattern(buf, o->chunk);
+		payload_fill(buf, o->chunk);
 	t0 = stream_result_start(r);
 	pacing_init(&p, t0, o->bitrate_bps, o->chunk, o->prebuffer);
 	end_ns = t0 + (int64_t)(o->duration_s * 1e9);
@@ -58,7 +44,7 @@ int paced_run(struct smb_source *src, const struct stream_opts *o,
 			break;
 		started = mono_now_ns();
 		if (o->write) {
-			memcpy(buf, &k, sizeof(k));
+			payload_stamp(buf, o->chunk, k);
 			rc = smb_source_write(src, buf, o->chunk);
 		} else {
 			rc = smb_source_read(src, buf, o->chunk);

@@ -16,8 +16,8 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: " PROG " --url smb://HOST[:PORT]/SHARE/FILE --user [DOM\\]USER%%PASS\n"
 		"                   [--bitrate 100M] [--chunk 1M] [--prebuffer 2]\n"
-		"                   [--duration 10] [--offset 0] [--greedy [--random] | --write] [--debug N]\n"
-		"                   [--timeline MS]\n"
+		"                   [--duration 10] [--offset 0] [--greedy [--random | --write] | --write]\n"
+		"                   [--debug N] [--timeline MS]\n"
 		"\n"
 		"Paced (default): chunk k is requested at t0 + k*period and due at\n"
 		"t0 + (k + prebuffer)*period, period = chunk*8/bitrate; one read in\n"
@@ -30,6 +30,9 @@ static void usage(FILE *f)
 		"sequentially on the same timeline: chunk k is written no earlier than\n"
 		"t0 + k*period, and a write completing after t0 + (k + prebuffer)*period\n"
 		"is a miss.  The file wraps to its start at EOF (reading only).\n"
+		"--greedy --write is a bulk copy onto the share: it creates (or\n"
+		"truncates) the file and writes it back to back (default chunk 8M),\n"
+		"like a camera card offloaded next to the editors.\n"
 		"One JSON object goes to stdout.\n"
 		"\n"
 		"  --bitrate  bit/s, decimal suffixes K M G (100M = 100,000,000)\n"
@@ -227,12 +230,8 @@ int stream_opts_parse(struct stream_opts *o, int argc, char **argv)
 		fprintf(stderr, PROG ": --user USER%%PASSWORD is required\n");
 		return -1;
 	}
-	if (o->write && o->greedy) {
-		fprintf(stderr, PROG ": --write and --greedy exclude each other\n");
-		return -1;
-	}
-	if (o->random && !o->greedy) {
-		fprintf(stderr, PROG ": --random needs --greedy (random reads back to back)\n");
+	if (o->random && (!o->greedy || o->write)) {
+		fprintf(stderr, PROG ": --random needs --greedy and no --write (random reads back to back)\n");
 		return -1;
 	}
 	if (o->write && have_offset) {
@@ -247,6 +246,8 @@ int stream_opts_parse(struct stream_opts *o, int argc, char **argv)
 
 const char *stream_mode_name(const struct stream_opts *o)
 {
+	if (o->greedy && o->write)
+		return "copy";
 	if (o->greedy)
 		return o->random ? "random" : "greedy";
 	return o->write ? "record" : "paced";

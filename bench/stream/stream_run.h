@@ -36,7 +36,8 @@ struct stream_result {
 };
 
 /* Both return 0 or the negative errno that ended the run (also in r->error).
- * paced_run records (writes) instead of playing when o->write. */
+ * Both write instead of reading when o->write: paced_run records,
+ * greedy_run copies a file onto the share. */
 int paced_run(struct smb_source *src, const struct stream_opts *o,
 	      struct stream_result *r, volatile sig_atomic_t *stop);
 int greedy_run(struct smb_source *src, const struct stream_opts *o,

@@ -111,3 +111,74 @@ t_streams_together() {
 	"$IT_ROOT/bench/emudisk/emudisk-down.sh" "$emu" > /dev/null 2>&1 || rc=1
 	return $rc
 }
+
+# it_check_copy FILE CHUNK CHUNKS: FILE holds exactly what rtio-stream
+# --greedy --write wrote (bench/stream/payload.c: one xorshift pattern, chunk
+# k's number in its first 8 bytes), CHUNKS chunks of CHUNK bytes.
+it_check_copy() {
+	python3 - "$@" <<'PY'
+import os, struct, sys
+path, chunk, chunks = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+x, m, words = 0x9e3779b97f4a7c15, (1 << 64) - 1, []
+for _ in range(chunk // 8):
+    x ^= (x << 13) & m
+    x ^= x >> 7
+    x ^= (x << 17) & m
+    words.append(x)
+pattern = struct.pack("<%dQ" % len(words), *words)
+size = os.path.getsize(path)
+if size != chunk * chunks:
+    sys.exit("%s: %d bytes, the client wrote %d" % (path, size, chunk * chunks))
+with open(path, "rb") as f:
+    for k in range(chunks):
+        if f.read(chunk) != struct.pack("<Q", k) + pattern[8:]:
+            sys.exit("%s: chunk %d is not what the client wrote" % (path, k))
+print("%s: %d chunks as written" % (path, chunks))
+PY
+}
+
+# A bulk copy onto the share (a camera card offloaded at memory speed) while
+# two streams play, started together, with the README's stream settings: aiod
+# holds the copy's write answers while two of its write-back runs wait for the
+# disk (writehold.c), so the copy cannot pile up runs that would come due
+# before the streams' reads. Checked: the holds happened, no stream chunk is
+# late after start-up, the copy ended without an error, and every byte it
+# was acknowledged is in the file. The copy ends before the streams do: with no
+# stream left nothing is held, and the page cache would take the rest of it
+# at memory speed (more than the 2G disk holds).
+t_streams_copy() {
+	local port=$((IT_PORT + 11)) emu=$IT_T/emu3 rc=0 i n held chunks cpid
+	BUILD=$BUILD "$IT_ROOT/bench/emudisk/emudisk-up.sh" "$emu" 2G > "$IT_T/log/emudisk3-up.log" 2>&1 ||
+		{ cat "$IT_T/log/emudisk3-up.log"; return 1; }
+	echo "$emu" >> "$IT_T/emudisks"
+	it_private copy "$port" \
+		'[cache]\ndirect_io = yes\n[readahead]\nio_size = 16M\n[engine]\nqueue_depth = 1\n[stream.hd]\nmatch = *.mxf\nbitrate = 100M\nprebuffer_ms = 1000' \
+		"\tpath = $emu/mnt/share" ''
+	mkdir -p "$emu/mnt/share"
+	for f in c1.mxf c2.mxf; do
+		dd if=/dev/urandom of="$emu/mnt/share/$f" bs=1M count=96 status=none
+	done
+	chmod -R a+rwX "$emu/mnt/share"
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	"$BUILD/rtio-stream" --url "smb://127.0.0.1:$port/s/copy.bin" --user "$IT_USER%$IT_PASS" \
+		--greedy --write --chunk 4M --duration 4 > "$IT_T/log/copy.json" 2> "$IT_T/log/copy.err" &
+	cpid=$!
+	it_track "$cpid" rtio-stream
+	play_streams "$port" 5 copyplay c1.mxf c2.mxf || rc=1
+	wait "$cpid" || { echo "the copy failed: $(cat "$IT_T/log/copy.err")"; rc=1; }
+	echo "copy: $(cat "$IT_T/log/copy.json")"
+	for i in 1 2; do
+		echo "stream $i: $(cat "$IT_T/log/copyplay-$i.json")"
+		n=$(json_field "$IT_T/log/copyplay-$i.json" misses_after_startup)
+		[ "${n:-x}" = 0 ] || { echo "stream $i: ${n:-no report} late chunks after start-up"; rc=1; }
+	done
+	"$BUILD/aiodctl" -s "$PRIV_SOCK" stats | grep -E '^(writebacks|writeback_bytes|writes_held)='
+	held=$("$BUILD/aiodctl" -s "$PRIV_SOCK" stats | sed -n 's/^writes_held=//p')
+	[ "${held:-0}" -gt 0 ] || { echo "aiod never held a write of the copy"; rc=1; }
+	chunks=$(json_field "$IT_T/log/copy.json" chunks)
+	it_private_stop
+	it_check_copy "$emu/mnt/share/copy.bin" $((4 << 20)) "${chunks:-0}" || rc=1
+	"$IT_ROOT/bench/emudisk/emudisk-down.sh" "$emu" > /dev/null 2>&1 || rc=1
+	return $rc
+}

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "log.h"
+#include "requests.h"
 #include "streams.h"
 
 #define BS      (1u << 20)
@@ -347,6 +348,56 @@ static void test_writeback_error_and_late_counted(void **state)
 	assert_int_equal(close_id(f, id), 0);
 }
 
+/*
+ * A writer ahead of its write-back while a stream plays (a bulk copy next to
+ * the editors): once two runs of it are queued, the answer to its next write
+ * waits until one of them is on the device, or WRITE_HOLD_MAX_MS at most
+ * (writehold.c). Without a stream playing nothing waits (the kernel writes
+ * back; test_demoted_recorder_scheduled_without_streams).
+ */
+static void test_writer_ahead_waits_for_its_writeback(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_ctx *ctx = f->ctx;
+	union rtio_msg m;
+	uint64_t play, copy, t0, t1;
+
+	use_recorder_class(f);
+	ctx->written_back = aiod_data_written_back;
+	assert_int_equal(open_as(f, "play.mxf", O_RDONLY, &play), 0);
+	assert_int_equal(ctx->streams, 1);
+	assert_int_equal(open_as(f, "copy.bin", O_RDWR, &copy), 0);
+	for (uint32_t i = 0; i < 7; i++) {
+		wrote(f, copy, (uint64_t)i * BS, BS, &t0, &t1);	/* one run queued at the 4th */
+	}
+	assert_int_equal(ctx->st.writes_held, 0);
+	send_io_to(f, copy, RTIO_OP_WROTE, 7ull * BS, BS);	/* the second run: ahead */
+	assert_false(reply(f, &m));
+	assert_int_equal(ctx->st.writes_held, 1);
+	assert_non_null(ctx->held);
+	assert_non_null(ctx->held_timer);
+	assert_true(fake_engine_run_one(ctx->engine));		/* run 0 is on the device */
+	assert_true(reply(f, &m));
+	assert_int_equal(m.hdr.opcode, RTIO_OP_WROTE);
+	assert_int_equal(m.hdr.result, 0);
+	assert_null(ctx->held);
+
+	/* Still a run behind the next write: it waits, and goes after the time limit. */
+	send_io_to(f, copy, RTIO_OP_WROTE, 8ull * BS, 4 * BS);
+	assert_false(reply(f, &m));
+	assert_int_equal(ctx->st.writes_held, 2);
+	usleep(1100 * 1000);
+	while (ctx->held != NULL) {
+		assert_int_equal(tevent_loop_once(ctx->ev), 0);
+	}
+	assert_true(reply(f, &m));
+	assert_int_equal(m.hdr.result, 0);
+	assert_int_equal(close_id(f, copy), 0);
+	assert_int_equal(close_id(f, play), 0);
+	(void)fake_engine_run(ctx->engine);
+	assert_null(ctx->held);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -360,6 +411,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_demoted_recorder_scheduled_without_streams, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_writeback_error_and_late_counted, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_writer_ahead_waits_for_its_writeback, setup,
+						teardown),
 	};
 
 	if (argc > 1) {

@@ -83,12 +83,15 @@ static void test_stream_opts_sizes(void **state)
 	assert_int_equal(parse(&o, huge_chunk, 7), -1);
 }
 
-/* --write: a paced recorder; default chunk 1M like playback; not with --greedy or --offset */
+/* --write: a paced recorder, default chunk 1M like playback, never with --offset;
+ * with --greedy a bulk copy (default chunk 8M) */
 static void test_stream_opts_write(void **state)
 {
 	const char *rec[] = { "x", "--url", "smb://h/s/rec.mxf", "--user", "u%p", "--write",
 			      "--bitrate", "50M", "--prebuffer", "3" };
-	const char *rec_greedy[] = { "x", "--url", "smb://h/s/f", "--user", "u%p", "--write", "--greedy" };
+	const char *copy[] = { "x", "--url", "smb://h/s/f", "--user", "u%p", "--write", "--greedy" };
+	const char *copy_random[] = { "x", "--url", "smb://h/s/f", "--user", "u%p", "--write",
+				      "--greedy", "--random" };
 	const char *rec_offset[] = { "x", "--url", "smb://h/s/f", "--user", "u%p", "--write",
 				     "--offset", "1M" };
 	const char *play[] = { "x", "--url", "smb://h/s/f", "--user", "u%p" };
@@ -101,7 +104,10 @@ static void test_stream_opts_write(void **state)
 	assert_int_equal(o.chunk, 1u << 20);
 	assert_true(o.bitrate_bps == 50e6 && o.prebuffer == 3);
 	assert_string_equal(stream_mode_name(&o), "record");
-	assert_int_equal(parse(&o, rec_greedy, 7), -1);
+	assert_int_equal(parse(&o, copy, 7), 0);
+	assert_true(o.write && o.greedy && o.chunk == 8u << 20);
+	assert_string_equal(stream_mode_name(&o), "copy");
+	assert_int_equal(parse(&o, copy_random, 8), -1);
 	assert_int_equal(parse(&o, rec_offset, 8), -1);
 	assert_int_equal(parse(&o, play, 5), 0);
 	assert_false(o.write);
