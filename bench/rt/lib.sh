@@ -34,6 +34,13 @@
 #   RT_SETTINGS     aiod's settings: readme (the README's recommended stream
 #                   configuration) or tuned (the bench-only values of issue 5) [readme]
 #   RT_CACHE        aiod's [cache] size, both settings [1G]
+#   RT_AIOD_PRIO    "NICE IOCLASS IOPRIO": aiod runs under nice and ionice
+#                   with them ("-5 1 2" is conf/aiod.service's Nice,
+#                   IOSchedulingClass realtime and IOSchedulingPriority);
+#                   empty: as the bench was started, as every committed
+#                   result so far []
+#   RT_IOSCHED      the emulated disk's I/O scheduler (its loop device)
+#                   [none; Debian gives a rotational disk mq-deadline]
 #   RT_ADMISSION_PROFILE  an aiod --calibrate profile for [admission] profile
 #                   (run.sh fills it when RT_PROFILE=1) [none]
 #   RT_QD RT_IO_SIZE RT_PREBUFFER_MS RT_BE_DEADLINE_MS RT_BLOCK RT_DIRECT_IO
@@ -325,6 +332,8 @@ rt_emu_up() {
 	RT_MNT=$RT_EMU/mnt
 	RT_LOOP_RA_SYS=/sys/block/$(basename "$(sed -n 's/^loop=//p' "$RT_EMU/state")")/queue/read_ahead_kb
 	RT_LOOP_RA_BASE=$(cat "$RT_LOOP_RA_SYS")
+	echo "${RT_IOSCHED:-none}" > "${RT_LOOP_RA_SYS%/read_ahead_kb}/scheduler" ||
+		rt_die "cannot set the emulated disk's scheduler to ${RT_IOSCHED:-none}"
 	mkdir -p "$RT_MNT/media/rec"
 	chmod 755 "$RT_MNT/media"
 	# recorders (rtio-stream --write) create their files here, as the user
@@ -525,7 +534,14 @@ rt_calibrate() {
 # rt_start_aiod LOG
 rt_start_aiod() {
 	rm -f "$RT_T/aiod/aiod.sock"
-	"$BUILD/aiod" -c "$RT_T/aiod.ini" -F >> "$1" 2>&1 < /dev/null &
+	local prio=()
+	read -r -a prio <<< "${RT_AIOD_PRIO:-}"
+	case ${#prio[@]} in
+	0) ;;
+	3) prio=(nice -n "${prio[0]}" ionice -c "${prio[1]}" -n "${prio[2]}") ;;
+	*) rt_die "RT_AIOD_PRIO='$RT_AIOD_PRIO': expected \"NICE IOCLASS IOPRIO\" or \"\"" ;;
+	esac
+	"${prio[@]}" "$BUILD/aiod" -c "$RT_T/aiod.ini" -F >> "$1" 2>&1 < /dev/null &
 	RT_AIOD_PID=$!
 	rt_track "$RT_AIOD_PID" aiod
 	rt_wait_up "$RT_AIOD_PID" aiod "$1" 30 test -S "$RT_T/aiod/aiod.sock"
