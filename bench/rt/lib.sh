@@ -39,8 +39,9 @@
 #                   IOSchedulingClass realtime and IOSchedulingPriority);
 #                   empty: as the bench was started, as every committed
 #                   result so far []
-#   RT_IOSCHED      the emulated disk's I/O scheduler (its loop device)
-#                   [none; Debian gives a rotational disk mq-deadline]
+#   RT_IOSCHED      the emulated disk's I/O scheduler (its loop device's),
+#                   e.g. mq-deadline, which Debian gives a rotational disk
+#                   [unset: the loop device's own, none]
 #   RT_ADMISSION_PROFILE  an aiod --calibrate profile for [admission] profile
 #                   (run.sh fills it when RT_PROFILE=1) [none]
 #   RT_QD RT_IO_SIZE RT_PREBUFFER_MS RT_BE_DEADLINE_MS RT_BLOCK RT_DIRECT_IO
@@ -332,8 +333,10 @@ rt_emu_up() {
 	RT_MNT=$RT_EMU/mnt
 	RT_LOOP_RA_SYS=/sys/block/$(basename "$(sed -n 's/^loop=//p' "$RT_EMU/state")")/queue/read_ahead_kb
 	RT_LOOP_RA_BASE=$(cat "$RT_LOOP_RA_SYS")
-	echo "${RT_IOSCHED:-none}" > "${RT_LOOP_RA_SYS%/read_ahead_kb}/scheduler" ||
-		rt_die "cannot set the emulated disk's scheduler to ${RT_IOSCHED:-none}"
+	if [ -n "${RT_IOSCHED:-}" ]; then
+		echo "$RT_IOSCHED" > "${RT_LOOP_RA_SYS%/read_ahead_kb}/scheduler" ||
+			rt_die "cannot set the emulated disk's scheduler to $RT_IOSCHED"
+	fi
 	mkdir -p "$RT_MNT/media/rec"
 	chmod 755 "$RT_MNT/media"
 	# recorders (rtio-stream --write) create their files here, as the user
