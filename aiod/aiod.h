@@ -231,11 +231,11 @@ struct aiod_ctx {
 	struct tevent_timer *held_timer;	/* armed while any is held */
 	/*
 	 * The request layer's (main.c sets it, NULL in tests without one):
-	 * writeback.c calls it when a run of o is on the device, so that the
-	 * write replies held for o may go. Calls go down the layers; this is
-	 * the one way back up from write-back.
+	 * writeback.c calls it when a run is on the device, so that held
+	 * write replies may go. Calls go down the layers; this is the one way
+	 * back up from write-back.
 	 */
-	void (*written_back)(struct aiod_ctx *ctx, struct aiod_open *o);
+	void (*written_back)(struct aiod_ctx *ctx);
 	uint32_t mq_msg_max;		/* queue depth limit, 0 = none (CAP_SYS_RESOURCE) */
 	uint32_t nsessions_socketq;	/* sessions on a socket pair: out of message queues */
 	struct aiod_ratelimit socketq_log;	/* sessions falling back to a socket pair */

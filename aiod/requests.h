@@ -26,7 +26,7 @@ void aiod_data_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union 
 void aiod_data_orphan_all(struct aiod_peer *p);
 /* Cache blocks were released: retry requests that waited for one. */
 void aiod_data_retry_blocked(struct aiod_ctx *ctx);
-/* writehold.c: a write-back run of o is done: its held write replies may go (ctx->written_back). */
-void aiod_data_written_back(struct aiod_ctx *ctx, struct aiod_open *o);
+/* writehold.c: a write-back run is done: held write replies may go (ctx->written_back). */
+void aiod_data_written_back(struct aiod_ctx *ctx);
 
 #endif

@@ -114,7 +114,7 @@ static void writeback_done(void *private_data, int result)
 	talloc_free(wb);
 	/* Write replies held for o may go now; they keep o busy, as this run does. */
 	if (ctx->written_back != NULL) {
-		ctx->written_back(ctx, o);
+		ctx->written_back(ctx);
 	}
 	aiod_open_idle(ctx, o);	/* last: it may free o */
 }
