@@ -129,12 +129,15 @@ uint64_t aiod_record_run_due(const struct aiod_ctx *ctx, struct aiod_open *o, ui
 }
 
 /*
- * While no stream is open, the kernel writes back what others write: there
- * are no reads to protect, and doing it here would only move the flusher's
- * work into aiod. A recorder matched by a class is scheduled even then:
- * admission counted its bandwidth, and its dirty data stays bounded at about
- * two runs, instead of piling up for the kernel's 30 s expiry and hitting
- * the disk in one burst just as an editor starts to play.
+ * Scheduled: every full run is queued on the writer's schedule and its
+ * writes wait when it is ahead (writeback.c, writehold.c). That is for a
+ * recorder matched by a class (admission counted its bandwidth, and its
+ * dirty data stays at about two runs instead of piling up for the kernel's
+ * 30 s expiry and hitting the disk in one burst just as an editor starts to
+ * play), and for every sequential writer while a stream is open. With no
+ * stream open, a recorder found by its rate is pumped instead (writeback.c:
+ * its runs go one after the other, its writes never wait), and other
+ * writers are the kernel's: there are no reads to protect.
  */
 bool aiod_record_scheduled(const struct aiod_ctx *ctx, const struct aiod_open *o)
 {

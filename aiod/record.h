@@ -19,7 +19,7 @@ uint64_t aiod_record_rate(const struct aiod_open *o);
 /* When o's next run, len bytes complete at now, is due on the device (o remembers it). */
 uint64_t aiod_record_run_due(const struct aiod_ctx *ctx, struct aiod_open *o, uint64_t len,
 			     uint64_t now);
-/* Whether aiod, rather than the kernel's flusher, writes o's data back. */
+/* Whether o's runs are queued on its schedule, its writes waiting when it is ahead (record.c). */
 bool aiod_record_scheduled(const struct aiod_ctx *ctx, const struct aiod_open *o);
 /* o is closing: it no longer counts as a recorder. */
 void aiod_record_forget(struct aiod_ctx *ctx, struct aiod_open *o);

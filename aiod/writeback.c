@@ -86,6 +86,33 @@ static int writeback_fd(struct aiod_open *o)
 	return fd;
 }
 
+/*
+ * Runs a writer may have queued before its writes wait (writehold.c says
+ * why): one on the device and one due next keep the disk busy with it when
+ * EDF gives it the time; a recorder's runs are due at its reserved rate and
+ * leave room for two late ones before its writes wait.
+ */
+#define WRITEBACK_AHEAD_RUNS 2
+#define WRITEBACK_AHEAD_RUNS_RESERVED 4
+/*
+ * A steady writer while no stream plays is pumped: its runs go to the
+ * device one after the other, WRITEBACK_PUMP_RUNS queued at once (one on
+ * the device and one next: a reader waits behind one run at most), and its
+ * writes wait only once WRITEBACK_PUMP_BACKLOG_RUNS of its data are not yet
+ * written back. Left to the kernel, a copy faster than the disk (a camera
+ * card over a fast network onto one spindle) leaves gigabytes dirty, and
+ * once that file has been dirty for 30 s, or dirty data passes 10 % of
+ * memory, the flusher writes them at full speed, beside aiod's schedule:
+ * an editor who starts to play then goes late for as long as that takes.
+ * Bounded, the backlog a stream meets at its open is a second of disk time
+ * or less, and aiod drains it in deadline order. The cost: such a copy goes
+ * at the disk's speed rather than the page cache's while nothing plays.
+ */
+#define WRITEBACK_PUMP_RUNS 2
+#define WRITEBACK_PUMP_BACKLOG_RUNS 8
+
+static void writeback_pump(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t now);
+
 static void writeback_done(void *private_data, int result)
 {
 	struct writeback *wb = private_data;
@@ -112,6 +139,9 @@ static void writeback_done(void *private_data, int result)
 	}
 	o->wb_queued -= wb->len;
 	talloc_free(wb);
+	if (!o->closing) {
+		writeback_pump(ctx, o, aiod_now_ns());	/* runs the cap kept back */
+	}
 	/* Write replies held for o may go now; they keep o busy, as this run does. */
 	if (ctx->written_back != NULL) {
 		ctx->written_back(ctx);
@@ -146,63 +176,115 @@ static void writeback_queue(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t 
 	ctx->st.writebacks++;
 }
 
-void aiod_writeback_wrote(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off, uint64_t len)
+/*
+ * Whole io_size runs of o's data go to the engine, one request each (each
+ * costs the device one seek), up to the runs o may have queued at once:
+ * scheduled writers (streams play, or a class recorder) twice the runs its
+ * writes wait at (writehold.c keeps it near there; the cap only matters
+ * when the hold's time limit lets writes through, or when a writer that was
+ * pumped had a backlog as the first stream opened); a pumped one
+ * WRITEBACK_PUMP_RUNS. The rest waits for writeback_done().
+ */
+static void writeback_pump(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t now)
 {
 	uint64_t io = ctx->cfg->readahead_io_size;
-	uint64_t now = aiod_now_ns();
+	uint64_t runs;
 
-	/* A WRITE1 that finishes after its session went: its open is closed, the kernel's. */
-	if (o->closing) {
+	if (aiod_record_scheduled(ctx, o)) {
+		runs = 2 * (o->reserved ? WRITEBACK_AHEAD_RUNS_RESERVED : WRITEBACK_AHEAD_RUNS);
+	} else if (o->recorder) {
+		runs = WRITEBACK_PUMP_RUNS;
+	} else {
 		return;
 	}
-	if (off != o->wb_end) {
-		/*
-		 * A jump ends the run. A recorder's unfinished run is due like a
-		 * full one (a recorder that goes back to rewrite its header must
-		 * not leave its last data to the kernel's expiry).
-		 */
-		if (o->recorder && o->wb_end > o->wb_start && aiod_record_scheduled(ctx, o)) {
-			writeback_queue(ctx, o, o->wb_start, o->wb_end - o->wb_start, now);
-		}
-		o->wb_start = off;
-	}
-	o->wb_end = off + len;
-	aiod_record_observe(ctx, o, off, len, now);
-	if (!aiod_record_scheduled(ctx, o)) {
-		/* The kernel writes these runs back; aiod takes over from the next one. */
-		o->wb_start += (o->wb_end - o->wb_start) / io * io;
-		return;
-	}
-	/* Whole io_size runs: one request each, so each costs the device one seek. */
-	while (o->wb_end - o->wb_start >= io) {
+	while (o->wb_end - o->wb_start >= io && o->wb_queued < runs * io) {
 		writeback_queue(ctx, o, o->wb_start, io, now);
 		o->wb_start += io;
 	}
 }
 
 /*
- * Runs a writer may have queued before its writes wait (writehold.c says
- * why): one on the device and one due next keep the disk busy with it when
- * EDF gives it the time; a recorder's runs are due at its reserved rate and
- * leave room for two late ones before its writes wait.
+ * The writer's unfinished run when it jumps or closes: a recorder's is
+ * queued like a full one (a recorder that goes back to rewrite its header
+ * must not leave its last data to the kernel's expiry). A scheduled
+ * recorder's runs the cap kept back go too (the hold bounds them, and each
+ * is due on its schedule); a pumped writer's backlog beyond the run being
+ * filled (it wrote faster than the disk) stays the kernel's rather than
+ * all queued at once.
  */
-#define WRITEBACK_AHEAD_RUNS 2
-#define WRITEBACK_AHEAD_RUNS_RESERVED 4
+static void writeback_tail(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t now)
+{
+	uint64_t io = ctx->cfg->readahead_io_size;
+	uint64_t left;
+
+	if (o->recorder && aiod_record_scheduled(ctx, o)) {
+		while (o->wb_end - o->wb_start > io) {
+			writeback_queue(ctx, o, o->wb_start, io, now);
+			o->wb_start += io;
+		}
+	}
+	left = o->wb_end - o->wb_start;
+	if (o->recorder && left > 0 && left <= io) {
+		writeback_queue(ctx, o, o->wb_start, left, now);
+	}
+	o->wb_start = o->wb_end;
+}
+
+void aiod_writeback_wrote(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off, uint64_t len)
+{
+	uint64_t io = ctx->cfg->readahead_io_size;
+	uint64_t now = aiod_now_ns();
+	bool was_recorder = o->recorder;
+
+	/* A WRITE1 that finishes after its session went: its open is closed, the kernel's. */
+	if (o->closing) {
+		return;
+	}
+	if (off != o->wb_end) {
+		writeback_tail(ctx, o, now);	/* a jump ends the run */
+		o->wb_start = off;
+	}
+	o->wb_end = off + len;
+	aiod_record_observe(ctx, o, off, len, now);
+	if (!was_recorder && o->recorder) {
+		/*
+		 * A steady writer found now: its run so far is aiod's too (the
+		 * kernel would write it at its 30 s expiry, in the middle of
+		 * whatever plays then). record.c measured the run from wr_off0,
+		 * written without a jump, so it is one run with wb_start..wb_end.
+		 */
+		if (o->wr_off0 < o->wb_start) {
+			o->wb_start = o->wr_off0;
+		}
+	}
+	if (!aiod_record_scheduled(ctx, o) && !o->recorder) {
+		/* The kernel writes these runs back; aiod takes over from the next one. */
+		o->wb_start += (o->wb_end - o->wb_start) / io * io;
+		return;
+	}
+	writeback_pump(ctx, o, now);
+}
 
 bool aiod_writeback_ahead(const struct aiod_ctx *ctx, const struct aiod_open *o)
 {
+	uint64_t io = ctx->cfg->readahead_io_size;
 	uint64_t runs = o->reserved ? WRITEBACK_AHEAD_RUNS_RESERVED : WRITEBACK_AHEAD_RUNS;
 
-	return !o->closing && aiod_record_scheduled(ctx, o) &&
-	       o->wb_queued >= runs * ctx->cfg->readahead_io_size;
+	if (o->closing) {
+		return false;
+	}
+	if (aiod_record_scheduled(ctx, o)) {
+		return o->wb_queued >= runs * io;
+	}
+	return o->recorder &&
+	       o->wb_queued + (o->wb_end - o->wb_start) >= WRITEBACK_PUMP_BACKLOG_RUNS * io;
 }
 
 void aiod_writeback_close(struct aiod_ctx *ctx, struct aiod_open *o)
 {
 	/* While aiod stops, the kernel writes it back: the engine gets no new work. */
-	if (o->recorder && o->wb_end > o->wb_start && !ctx->stopping &&
-	    aiod_record_scheduled(ctx, o)) {
-		writeback_queue(ctx, o, o->wb_start, o->wb_end - o->wb_start, aiod_now_ns());
+	if (!ctx->stopping) {
+		writeback_tail(ctx, o, aiod_now_ns());
 	}
 	o->wb_start = o->wb_end;
 	aiod_record_forget(ctx, o);

@@ -15,10 +15,12 @@ void aiod_writeback_wrote(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t of
 /* o is closing: a recorder's last, partial run is queued too. */
 void aiod_writeback_close(struct aiod_ctx *ctx, struct aiod_open *o);
 /*
- * Whether o's writer is ahead of the disk: aiod writes its data back and has
- * runs of it queued or on the device worth two io_size runs (four for a
- * recorder with a reservation, whose runs are due at its rate anyway). Its
- * next write's answer waits (writehold.c).
+ * Whether o's writer is ahead of the disk, so that its next write's answer
+ * waits (writehold.c): while it is scheduled (record.c), when its runs
+ * queued or on the device are worth two io_size runs (four for a recorder
+ * with a reservation, whose runs are due at its rate anyway); while it is
+ * pumped (a steady writer, no stream open), when eight runs of its data are
+ * not yet written back.
  */
 bool aiod_writeback_ahead(const struct aiod_ctx *ctx, const struct aiod_open *o);
 

@@ -411,6 +411,78 @@ static void test_writer_ahead_waits_for_its_writeback(void **state)
 	assert_null(ctx->held);
 }
 
+/*
+ * A steady writer with no stream open (a copy started before anyone plays):
+ * once record.c finds it steady, its whole run so far is aiod's and goes to
+ * the device two runs at a time; its writes wait only once eight runs of it
+ * are not yet written back. When a stream opens it is scheduled: up to
+ * twice the runs its writes wait at are queued, and they wait at two
+ * (writehold.c). Only the run being filled goes at CLOSE.
+ */
+static void test_steady_writer_pumped_without_streams(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_ctx *ctx = f->ctx;
+	struct fake_writeback wb[8];
+	union rtio_msg m;
+	uint64_t copy, play, t0, t1;
+
+	use_recorder_class(f);
+	ctx->written_back = aiod_data_written_back;
+	assert_int_equal(open_as(f, "copy.bin", O_RDWR, &copy), 0);
+	for (uint32_t i = 0; i < 16; i++) {
+		wrote(f, copy, (uint64_t)i * BS, BS, &t0, &t1);
+	}
+	assert_int_equal(ctx->recorders, 0);	/* not steady for long enough yet */
+	assert_int_equal(fake_engine_writebacks(ctx->engine, wb, 8), 0);
+	open_of(f, copy)->wr_t0_ns -= 3000000000ull;	/* its run began 3 s ago */
+	wrote(f, copy, 16ull * BS, BS, &t0, &t1);
+	assert_int_equal(ctx->recorders, 1);
+	assert_int_equal(fake_engine_writebacks(ctx->engine, wb, 8), 2);
+	assert_int_equal(wb[0].off, 0);			/* from the start of its run */
+	assert_int_equal(wb[1].off, IO_SIZE);
+	assert_int_equal(wb[1].len, IO_SIZE);
+	for (uint32_t i = 17; i < 20; i++) {
+		wrote(f, copy, (uint64_t)i * BS, BS, &t0, &t1);	/* answered at once */
+	}
+	assert_int_equal(fake_engine_writebacks(ctx->engine, wb, 8), 2);
+	assert_true(fake_engine_run_one(ctx->engine));
+	assert_int_equal(fake_engine_writebacks(ctx->engine, wb, 8), 2);	/* the next one */
+	assert_int_equal(wb[1].off, 2ull * IO_SIZE);
+
+	/* 16 MiB not yet written back; at 32 (eight runs) its answer waits for a run. */
+	for (uint32_t i = 20; i < 35; i++) {
+		wrote(f, copy, (uint64_t)i * BS, BS, &t0, &t1);
+	}
+	assert_int_equal(ctx->st.writes_held, 0);
+	send_io_to(f, copy, RTIO_OP_WROTE, 35ull * BS, BS);
+	assert_false(reply(f, &m));
+	assert_int_equal(ctx->st.writes_held, 1);
+	assert_true(fake_engine_run_one(ctx->engine));
+	assert_true(reply(f, &m));
+	assert_int_equal(m.hdr.result, 0);
+	assert_int_equal(fake_engine_writebacks(ctx->engine, wb, 8), 2);
+
+	/* A stream opens: four runs of the backlog queued, and the writer waits at two. */
+	assert_int_equal(open_as(f, "play.mxf", O_RDONLY, &play), 0);
+	send_io_to(f, copy, RTIO_OP_WROTE, 36ull * BS, BS);
+	assert_int_equal(fake_engine_writebacks(ctx->engine, wb, 8), 4);
+	assert_int_equal(wb[3].off, 5ull * IO_SIZE);
+	assert_false(reply(f, &m));
+	assert_int_equal(ctx->st.writes_held, 2);
+	assert_int_equal(fake_engine_run(ctx->engine), 7);	/* the rest, four at a time */
+	assert_true(reply(f, &m));
+	assert_int_equal(m.hdr.result, 0);
+	assert_int_equal(close_id(f, play), 0);
+	assert_int_equal(close_id(f, copy), 0);
+	assert_int_equal(fake_engine_writebacks(ctx->engine, wb, 8), 1);
+	assert_int_equal(wb[0].off, 9ull * IO_SIZE);
+	assert_int_equal(wb[0].len, BS);
+	assert_int_equal(fake_engine_run(ctx->engine), 1);
+	assert_int_equal(ctx->st.writeback_bytes, 37ull * BS);
+	assert_int_equal(ctx->recorders, 0);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -425,6 +497,8 @@ int main(int argc, char **argv)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_writeback_error_and_late_counted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_writer_ahead_waits_for_its_writeback, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_steady_writer_pumped_without_streams, setup,
 						teardown),
 	};
 
