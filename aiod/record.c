@@ -136,12 +136,24 @@ uint64_t aiod_record_run_due(const struct aiod_ctx *ctx, struct aiod_open *o, ui
  * 30 s expiry and hitting the disk in one burst just as an editor starts to
  * play), and for every sequential writer while a stream is open. With no
  * stream open, a recorder found by its rate is pumped instead (writeback.c:
- * its runs go one after the other, its writes never wait), and other
- * writers are the kernel's: there are no reads to protect.
+ * its runs go one after the other, its writes wait only past about a
+ * second of disk time), and other writers are the kernel's: there are no
+ * reads to protect.
  */
 bool aiod_record_scheduled(const struct aiod_ctx *ctx, const struct aiod_open *o)
 {
 	return (o->recorder && o->file->sclass != NULL) || ctx->streams > 0;
+}
+
+/*
+ * Pumped only where a stream can open (a [stream.NAME] class, or
+ * auto_stream): elsewhere a bounded backlog would only slow the copy down,
+ * with no playback to protect.
+ */
+bool aiod_record_pumped(const struct aiod_ctx *ctx, const struct aiod_open *o)
+{
+	return o->recorder && !aiod_record_scheduled(ctx, o) &&
+	       (ctx->cfg->n_classes > 0 || ctx->cfg->auto_stream);
 }
 
 void aiod_record_forget(struct aiod_ctx *ctx, struct aiod_open *o)

@@ -21,6 +21,8 @@ uint64_t aiod_record_run_due(const struct aiod_ctx *ctx, struct aiod_open *o, ui
 			     uint64_t now);
 /* Whether o's runs are queued on its schedule, its writes waiting when it is ahead (record.c). */
 bool aiod_record_scheduled(const struct aiod_ctx *ctx, const struct aiod_open *o);
+/* Whether o's write-back is aiod's while it is not scheduled: a steady writer where streams can play. */
+bool aiod_record_pumped(const struct aiod_ctx *ctx, const struct aiod_open *o);
 /* o is closing: it no longer counts as a recorder. */
 void aiod_record_forget(struct aiod_ctx *ctx, struct aiod_open *o);
 

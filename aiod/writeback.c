@@ -95,21 +95,40 @@ static int writeback_fd(struct aiod_open *o)
 #define WRITEBACK_AHEAD_RUNS 2
 #define WRITEBACK_AHEAD_RUNS_RESERVED 4
 /*
- * A steady writer while no stream plays is pumped: its runs go to the
- * device one after the other, WRITEBACK_PUMP_RUNS queued at once (one on
- * the device and one next: a reader waits behind one run at most), and its
- * writes wait only once WRITEBACK_PUMP_BACKLOG_RUNS of its data are not yet
- * written back. Left to the kernel, a copy faster than the disk (a camera
- * card over a fast network onto one spindle) leaves gigabytes dirty, and
- * once that file has been dirty for 30 s, or dirty data passes 10 % of
- * memory, the flusher writes them at full speed, beside aiod's schedule:
- * an editor who starts to play then goes late for as long as that takes.
- * Bounded, the backlog a stream meets at its open is a second of disk time
- * or less, and aiod drains it in deadline order. The cost: such a copy goes
- * at the disk's speed rather than the page cache's while nothing plays.
+ * A steady writer while no stream plays, where streams can play, is pumped
+ * (record.c): its runs go to the device one after the other, about
+ * PUMP_INFLIGHT bytes of them queued at once (a tenth of a second of a
+ * spindle; two runs at least: one on the device and one next), and its
+ * writes wait only once pump_backlog() bytes of it are not yet written
+ * back. Left to the kernel, a copy faster than the disk (a camera card over
+ * a fast network onto one spindle) leaves gigabytes dirty, and once that
+ * file has been dirty for 30 s, or dirty data passes 10 % of memory, the
+ * flusher writes them at full speed, beside aiod's schedule: an editor who
+ * starts to play then goes late for as long as that takes. Bounded, the
+ * backlog a stream meets at its open is about a second of disk time, and
+ * aiod drains it in deadline order. The cost: such a copy goes at the
+ * disk's speed rather than the page cache's while nothing plays.
  */
-#define WRITEBACK_PUMP_RUNS 2
-#define WRITEBACK_PUMP_BACKLOG_RUNS 8
+#define PUMP_INFLIGHT (16ull << 20)
+#define PUMP_BACKLOG_RUNS 8
+#define PUMP_BACKLOG_UNKNOWN (256ull << 20)
+
+static uint64_t pump_inflight(const struct aiod_ctx *ctx)
+{
+	uint64_t io = ctx->cfg->readahead_io_size;
+	uint64_t runs = (PUMP_INFLIGHT + io - 1) / io;
+
+	return (runs < 2 ? 2 : runs) * io;
+}
+
+/* A second of what the device sustains (admission knows it), eight runs at least. */
+static uint64_t pump_backlog(const struct aiod_ctx *ctx)
+{
+	uint64_t runs = PUMP_BACKLOG_RUNS * (uint64_t)ctx->cfg->readahead_io_size;
+	uint64_t second = ctx->capacity_Bps != 0 ? ctx->capacity_Bps : PUMP_BACKLOG_UNKNOWN;
+
+	return second > runs ? second : runs;
+}
 
 static void writeback_pump(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t now);
 
@@ -183,21 +202,21 @@ static void writeback_queue(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t 
  * writes wait at (writehold.c keeps it near there; the cap only matters
  * when the hold's time limit lets writes through, or when a writer that was
  * pumped had a backlog as the first stream opened); a pumped one
- * WRITEBACK_PUMP_RUNS. The rest waits for writeback_done().
+ * pump_inflight(). The rest waits for writeback_done().
  */
 static void writeback_pump(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t now)
 {
 	uint64_t io = ctx->cfg->readahead_io_size;
-	uint64_t runs;
+	uint64_t cap;
 
 	if (aiod_record_scheduled(ctx, o)) {
-		runs = 2 * (o->reserved ? WRITEBACK_AHEAD_RUNS_RESERVED : WRITEBACK_AHEAD_RUNS);
-	} else if (o->recorder) {
-		runs = WRITEBACK_PUMP_RUNS;
+		cap = 2 * (o->reserved ? WRITEBACK_AHEAD_RUNS_RESERVED : WRITEBACK_AHEAD_RUNS) * io;
+	} else if (aiod_record_pumped(ctx, o)) {
+		cap = pump_inflight(ctx);
 	} else {
 		return;
 	}
-	while (o->wb_end - o->wb_start >= io && o->wb_queued < runs * io) {
+	while (o->wb_end - o->wb_start >= io && o->wb_queued < cap) {
 		writeback_queue(ctx, o, o->wb_start, io, now);
 		o->wb_start += io;
 	}
@@ -217,14 +236,18 @@ static void writeback_tail(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t n
 	uint64_t io = ctx->cfg->readahead_io_size;
 	uint64_t left;
 
-	if (o->recorder && aiod_record_scheduled(ctx, o)) {
+	if (!o->recorder || (!aiod_record_scheduled(ctx, o) && !aiod_record_pumped(ctx, o))) {
+		o->wb_start = o->wb_end;	/* the kernel's */
+		return;
+	}
+	if (aiod_record_scheduled(ctx, o)) {
 		while (o->wb_end - o->wb_start > io) {
 			writeback_queue(ctx, o, o->wb_start, io, now);
 			o->wb_start += io;
 		}
 	}
 	left = o->wb_end - o->wb_start;
-	if (o->recorder && left > 0 && left <= io) {
+	if (left > 0 && left <= io) {
 		writeback_queue(ctx, o, o->wb_start, left, now);
 	}
 	o->wb_start = o->wb_end;
@@ -257,7 +280,7 @@ void aiod_writeback_wrote(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t of
 			o->wb_start = o->wr_off0;
 		}
 	}
-	if (!aiod_record_scheduled(ctx, o) && !o->recorder) {
+	if (!aiod_record_scheduled(ctx, o) && !aiod_record_pumped(ctx, o)) {
 		/* The kernel writes these runs back; aiod takes over from the next one. */
 		o->wb_start += (o->wb_end - o->wb_start) / io * io;
 		return;
@@ -276,8 +299,8 @@ bool aiod_writeback_ahead(const struct aiod_ctx *ctx, const struct aiod_open *o)
 	if (aiod_record_scheduled(ctx, o)) {
 		return o->wb_queued >= runs * io;
 	}
-	return o->recorder &&
-	       o->wb_queued + (o->wb_end - o->wb_start) >= WRITEBACK_PUMP_BACKLOG_RUNS * io;
+	return aiod_record_pumped(ctx, o) &&
+	       o->wb_queued + (o->wb_end - o->wb_start) >= pump_backlog(ctx);
 }
 
 void aiod_writeback_close(struct aiod_ctx *ctx, struct aiod_open *o)

@@ -19,8 +19,8 @@ void aiod_writeback_close(struct aiod_ctx *ctx, struct aiod_open *o);
  * waits (writehold.c): while it is scheduled (record.c), when its runs
  * queued or on the device are worth two io_size runs (four for a recorder
  * with a reservation, whose runs are due at its rate anyway); while it is
- * pumped (a steady writer, no stream open), when eight runs of its data are
- * not yet written back.
+ * pumped (a steady writer, no stream open), when about a second of the
+ * device's capacity of its data is not yet written back.
  */
 bool aiod_writeback_ahead(const struct aiod_ctx *ctx, const struct aiod_open *o);
 

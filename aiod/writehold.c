@@ -18,8 +18,8 @@
  * answer, so the client's own write credits slow the copy down to the disk
  * time EDF leaves it: the kernel's dirty throttling, at a few runs per
  * writer instead of gigabytes for the machine. While no stream plays, only
- * a steady writer's writes wait, and only once eight runs of its data are
- * not yet on the disk (writeback.c says why); others are the kernel's.
+ * a steady writer's writes wait, and only once about a second of disk
+ * time of its data is not yet on the disk (writeback.c says why).
  *
  * A reply waits at most WRITE_HOLD_MAX_MS. vfs_rtio gives a request up only
  * after 4 x rtio:timeout while aiod's heartbeat goes on (vfs_rtio_aio.c), so

@@ -412,10 +412,11 @@ static void test_writer_ahead_waits_for_its_writeback(void **state)
 }
 
 /*
- * A steady writer with no stream open (a copy started before anyone plays):
- * once record.c finds it steady, its whole run so far is aiod's and goes to
- * the device two runs at a time; its writes wait only once eight runs of it
- * are not yet written back. When a stream opens it is scheduled: up to
+ * A steady writer with no stream open (a copy started before anyone plays),
+ * where a stream class exists: once record.c finds it steady, its whole run
+ * so far is aiod's and goes to the device 16 MiB (four runs here) at a
+ * time; its writes wait only once a second of the device's capacity (32 MiB
+ * here) is not yet written back. When a stream opens it is scheduled: up to
  * twice the runs its writes wait at are queued, and they wait at two
  * (writehold.c). Only the run being filled goes at CLOSE.
  */
@@ -429,6 +430,7 @@ static void test_steady_writer_pumped_without_streams(void **state)
 
 	use_recorder_class(f);
 	ctx->written_back = aiod_data_written_back;
+	ctx->capacity_Bps = 32 * BS;
 	assert_int_equal(open_as(f, "copy.bin", O_RDWR, &copy), 0);
 	for (uint32_t i = 0; i < 16; i++) {
 		wrote(f, copy, (uint64_t)i * BS, BS, &t0, &t1);
@@ -438,19 +440,19 @@ static void test_steady_writer_pumped_without_streams(void **state)
 	open_of(f, copy)->wr_t0_ns -= 3000000000ull;	/* its run began 3 s ago */
 	wrote(f, copy, 16ull * BS, BS, &t0, &t1);
 	assert_int_equal(ctx->recorders, 1);
-	assert_int_equal(fake_engine_writebacks(ctx->engine, wb, 8), 2);
+	assert_int_equal(fake_engine_writebacks(ctx->engine, wb, 8), 4);
 	assert_int_equal(wb[0].off, 0);			/* from the start of its run */
-	assert_int_equal(wb[1].off, IO_SIZE);
-	assert_int_equal(wb[1].len, IO_SIZE);
+	assert_int_equal(wb[3].off, 3ull * IO_SIZE);
+	assert_int_equal(wb[3].len, IO_SIZE);
 	for (uint32_t i = 17; i < 20; i++) {
 		wrote(f, copy, (uint64_t)i * BS, BS, &t0, &t1);	/* answered at once */
 	}
-	assert_int_equal(fake_engine_writebacks(ctx->engine, wb, 8), 2);
+	assert_int_equal(fake_engine_writebacks(ctx->engine, wb, 8), 4);
 	assert_true(fake_engine_run_one(ctx->engine));
-	assert_int_equal(fake_engine_writebacks(ctx->engine, wb, 8), 2);	/* the next one */
-	assert_int_equal(wb[1].off, 2ull * IO_SIZE);
+	assert_int_equal(fake_engine_writebacks(ctx->engine, wb, 8), 4);	/* the next one */
+	assert_int_equal(wb[3].off, 4ull * IO_SIZE);
 
-	/* 16 MiB not yet written back; at 32 (eight runs) its answer waits for a run. */
+	/* 16 MiB not yet written back; at 32 (a second) its answer waits for a run. */
 	for (uint32_t i = 20; i < 35; i++) {
 		wrote(f, copy, (uint64_t)i * BS, BS, &t0, &t1);
 	}
@@ -461,7 +463,7 @@ static void test_steady_writer_pumped_without_streams(void **state)
 	assert_true(fake_engine_run_one(ctx->engine));
 	assert_true(reply(f, &m));
 	assert_int_equal(m.hdr.result, 0);
-	assert_int_equal(fake_engine_writebacks(ctx->engine, wb, 8), 2);
+	assert_int_equal(fake_engine_writebacks(ctx->engine, wb, 8), 4);
 
 	/* A stream opens: four runs of the backlog queued, and the writer waits at two. */
 	assert_int_equal(open_as(f, "play.mxf", O_RDONLY, &play), 0);
@@ -481,6 +483,21 @@ static void test_steady_writer_pumped_without_streams(void **state)
 	assert_int_equal(fake_engine_run(ctx->engine), 1);
 	assert_int_equal(ctx->st.writeback_bytes, 37ull * BS);
 	assert_int_equal(ctx->recorders, 0);
+
+	/* Where no stream can play (no class, no auto_stream) the kernel writes it back. */
+	ctx->cfg->n_classes = 0;
+	assert_int_equal(open_as(f, "copy2.bin", O_RDWR, &copy), 0);
+	for (uint32_t i = 0; i < 16; i++) {
+		wrote(f, copy, (uint64_t)i * BS, BS, &t0, &t1);
+	}
+	open_of(f, copy)->wr_t0_ns -= 3000000000ull;
+	for (uint32_t i = 16; i < 48; i++) {
+		wrote(f, copy, (uint64_t)i * BS, BS, &t0, &t1);	/* never waits */
+	}
+	assert_int_equal(ctx->recorders, 1);
+	assert_int_equal(close_id(f, copy), 0);
+	assert_int_equal(fake_engine_writebacks(ctx->engine, wb, 8), 0);
+	assert_int_equal(ctx->st.writeback_bytes, 37ull * BS);
 }
 
 int main(int argc, char **argv)
