@@ -17,6 +17,9 @@
 #        so aiod's cache gets them; restored afterwards; see bench/thp.sh),
 #        BENCH_CONFIGS (default "plain iouring rtioround rtio"),
 #        BENCH_OPS (default "get put"), BENCH_MODES (default "cold hot")
+#        RTIO_STREAM_CLASS (1: aiod.ini also has the README's [stream.hd]
+#        class, which matches none of the files here: steady writers are
+#        then written back by aiod while no stream plays, as deployed)
 #
 # cold: page cache dropped, aiod restarted (empty cache). hot: each
 # configuration's own cache holds the file: the page cache for plain and
@@ -81,6 +84,9 @@ socket_path = $T/aiod/aiod.sock
 [cache]
 $cache
 EOF
+if [ "${RTIO_STREAM_CLASS:-0}" = 1 ]; then
+	printf '[stream.hd]\nmatch = *.mxf\nbitrate = 100M\nprebuffer_ms = 1000\n' >> "$T/aiod.ini"
+fi
 rtio_smb_global "$T" "$PORT" > "$T/smb.conf"
 cat >> "$T/smb.conf" <<EOF
 	log level = 0
