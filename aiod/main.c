@@ -485,6 +485,11 @@ int main(int argc, char **argv)
 	while (ctx->sessions != NULL) {
 		aiod_session_destroy(ctx->sessions, "aiod shutting down");
 	}
+	/*
+	 * Held write replies answer nobody now: end them while their opens
+	 * (kept by them) are still there, not in talloc_free(ctx)'s order.
+	 */
+	aiod_data_written_back(ctx);
 	/* Let the engine finish what the kernel already has, so no write is cut in half. */
 	for (int i = 0; i < 1000; i++) {
 		struct aiod_engine_stats es;

@@ -60,7 +60,17 @@ void aiod_record_observe(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off
 		o->wr_off0 = off;
 	}
 	o->wr_next = off + len;
-	if (o->wr_seq >= RECORD_STEADY_RUN && now - o->wr_t0_ns >= RECORD_STEADY_NS) {
+	/*
+	 * Steady: two seconds of it, or, where the device's capacity is known,
+	 * a second of that written in a row. A copy at memory speed writes
+	 * gigabytes in its first two seconds, and the kernel then stalls it
+	 * for as long as the disk takes to write them (12 s seen on
+	 * bench/emudisk); found by its bytes, it is pumped (writeback.c)
+	 * before that.
+	 */
+	if (o->wr_seq >= RECORD_STEADY_RUN && now > o->wr_t0_ns &&
+	    (now - o->wr_t0_ns >= RECORD_STEADY_NS ||
+	     (ctx->capacity_Bps != 0 && o->wr_next - o->wr_off0 >= ctx->capacity_Bps))) {
 		/* The average since the run began: steady writers are what we plan for. */
 		o->wr_bps = (uint64_t)((unsigned __int128)(o->wr_next - o->wr_off0) * 8000000000ull /
 				       (now - o->wr_t0_ns));
@@ -147,12 +157,15 @@ bool aiod_record_scheduled(const struct aiod_ctx *ctx, const struct aiod_open *o
 
 /*
  * Pumped only where a stream can open (a [stream.NAME] class, or
- * auto_stream): elsewhere a bounded backlog would only slow the copy down,
- * with no playback to protect.
+ * auto_stream), and only where admission knows what the device sustains
+ * (a profile, or [admission] capacity): the bound is a second of that.
+ * Elsewhere a bounded backlog would only slow the copy down, with no
+ * playback to protect, or at a guessed bound: 256 MiB cost 6 GiB copies
+ * onto a fast disk 7 % of their speed (bench/results/smb-2026-11-24-0757.md).
  */
 bool aiod_record_pumped(const struct aiod_ctx *ctx, const struct aiod_open *o)
 {
-	return o->recorder && !aiod_record_scheduled(ctx, o) &&
+	return o->recorder && !aiod_record_scheduled(ctx, o) && ctx->capacity_Bps != 0 &&
 	       (ctx->cfg->n_classes > 0 || ctx->cfg->auto_stream);
 }
 

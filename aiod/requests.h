@@ -26,7 +26,11 @@ void aiod_data_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union 
 void aiod_data_orphan_all(struct aiod_peer *p);
 /* Cache blocks were released: retry requests that waited for one. */
 void aiod_data_retry_blocked(struct aiod_ctx *ctx);
-/* writehold.c: a write-back run is done: held write replies may go (ctx->written_back). */
+/*
+ * writehold.c: a write-back run is done: held write replies may go
+ * (ctx->written_back); those whose session went always do (at shutdown,
+ * after the sessions: all of them).
+ */
 void aiod_data_written_back(struct aiod_ctx *ctx);
 
 #endif

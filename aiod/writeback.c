@@ -95,8 +95,8 @@ static int writeback_fd(struct aiod_open *o)
 #define WRITEBACK_AHEAD_RUNS 2
 #define WRITEBACK_AHEAD_RUNS_RESERVED 4
 /*
- * A steady writer while no stream plays, where streams can play, is pumped
- * (record.c): its runs go to the device one after the other, about
+ * A steady writer while no stream plays, where streams can play and the
+ * device's capacity is known, is pumped (record.c): its runs go to the device one after the other, about
  * PUMP_INFLIGHT bytes of them queued at once (a tenth of a second of a
  * spindle; two runs at least: one on the device and one next), and its
  * writes wait only once pump_backlog() bytes of it are not yet written
@@ -111,7 +111,6 @@ static int writeback_fd(struct aiod_open *o)
  */
 #define PUMP_INFLIGHT (16ull << 20)
 #define PUMP_BACKLOG_RUNS 8
-#define PUMP_BACKLOG_UNKNOWN (256ull << 20)
 
 static uint64_t pump_inflight(const struct aiod_ctx *ctx)
 {
@@ -125,7 +124,7 @@ static uint64_t pump_inflight(const struct aiod_ctx *ctx)
 static uint64_t pump_backlog(const struct aiod_ctx *ctx)
 {
 	uint64_t runs = PUMP_BACKLOG_RUNS * (uint64_t)ctx->cfg->readahead_io_size;
-	uint64_t second = ctx->capacity_Bps != 0 ? ctx->capacity_Bps : PUMP_BACKLOG_UNKNOWN;
+	uint64_t second = ctx->capacity_Bps;	/* known: record.c pumps only then */
 
 	return second > runs ? second : runs;
 }

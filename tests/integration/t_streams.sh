@@ -139,26 +139,27 @@ PY
 
 # A bulk copy onto the share (a camera card offloaded at memory speed),
 # already running when two streams start together, with the README's stream
-# settings. Before any stream plays, aiod finds the copy steady (two seconds
-# of sequential writes; a write can stall for 10 s in the kernel on this
-# fresh ext4, seen here, so the test waits up to 15 s for it rather than a
-# fixed time) and writes it back itself (writeback.c's
-# pump: its dirty data stays about a second of disk time, not gigabytes for
-# the kernel's flusher to write when the streams start); once they play,
-# aiod holds the copy's write answers while two of its write-back runs wait
-# for the disk (writehold.c), so the copy cannot pile up runs that would
-# come due before the streams' reads. Checked: the copy was a recorder with
-# runs written back while no stream played, the holds happened, no stream
-# chunk is late after start-up, the copy ended without an error, and every
-# byte it was acknowledged is in the file. The disk (4G, its bytes in RAM)
-# holds what the copy can write in its 20 s at the disk's speed.
+# settings and the capacity a calibration of this disk would give (140 MB/s;
+# aiod bounds a copy only where it knows it). Before any stream plays, aiod
+# finds the copy steady (once it has written a second of that capacity in a
+# row: left alone, the kernel let it dirty 2 GB here and then stalled one of
+# its writes for 12 s) and writes it back itself (writeback.c's pump: its
+# dirty data stays about a second of disk time, not gigabytes for the
+# kernel's flusher to write when the streams start); once they play, aiod
+# holds the copy's write answers while two of its write-back runs wait for
+# the disk (writehold.c), so the copy cannot pile up runs that would come
+# due before the streams' reads. Checked: the copy was a recorder with runs
+# written back while no stream played, the holds happened, no stream chunk
+# is late after start-up, the copy ended without an error, and every byte it
+# was acknowledged is in the file. The disk (3G, its bytes in RAM) holds
+# what the copy can write in its 10 s at the disk's speed.
 t_streams_copy() {
 	local port=$((IT_PORT + 11)) emu=$IT_T/emu3 rc=0 i n held chunks cpid
-	BUILD=$BUILD "$IT_ROOT/bench/emudisk/emudisk-up.sh" "$emu" 4G > "$IT_T/log/emudisk3-up.log" 2>&1 ||
+	BUILD=$BUILD "$IT_ROOT/bench/emudisk/emudisk-up.sh" "$emu" 3G > "$IT_T/log/emudisk3-up.log" 2>&1 ||
 		{ cat "$IT_T/log/emudisk3-up.log"; return 1; }
 	echo "$emu" >> "$IT_T/emudisks"
 	it_private copy "$port" \
-		'[cache]\ndirect_io = yes\n[readahead]\nio_size = 16M\n[engine]\nqueue_depth = 1\n[stream.hd]\nmatch = *.mxf\nbitrate = 100M\nprebuffer_ms = 1000' \
+		'[cache]\ndirect_io = yes\n[readahead]\nio_size = 16M\n[engine]\nqueue_depth = 1\n[stream.hd]\nmatch = *.mxf\nbitrate = 100M\nprebuffer_ms = 1000\n[admission]\ncapacity = 140000000' \
 		"\tpath = $emu/mnt/share" ''
 	mkdir -p "$emu/mnt/share"
 	for f in c1.mxf c2.mxf; do
@@ -168,10 +169,10 @@ t_streams_copy() {
 	sync
 	echo 3 > /proc/sys/vm/drop_caches
 	"$BUILD/rtio-stream" --url "smb://127.0.0.1:$port/s/copy.bin" --user "$IT_USER%$IT_PASS" \
-		--greedy --write --chunk 4M --duration 20 > "$IT_T/log/copy.json" 2> "$IT_T/log/copy.err" &
+		--greedy --write --chunk 4M --duration 10 > "$IT_T/log/copy.json" 2> "$IT_T/log/copy.err" &
 	cpid=$!
 	it_track "$cpid" rtio-stream
-	for ((i = 0; i < 75; i++)); do
+	for ((i = 0; i < 25; i++)); do
 		sleep 0.2
 		"$BUILD/aiodctl" -s "$PRIV_SOCK" stats > "$IT_T/log/copy-alone.stats" || break
 		grep -qx 'recorders=1' "$IT_T/log/copy-alone.stats" && break
@@ -179,7 +180,7 @@ t_streams_copy() {
 	echo "after $i polls with the copy alone:"
 	grep -E '^(streams|recorders|writebacks|writeback_bytes|writes_held)=' "$IT_T/log/copy-alone.stats"
 	grep -qx 'recorders=1' "$IT_T/log/copy-alone.stats" ||
-		{ echo "aiod did not find the copy steady within 15 s"; rc=1; }
+		{ echo "aiod did not find the copy steady within 5 s"; rc=1; }
 	grep -qx 'writebacks=0' "$IT_T/log/copy-alone.stats" &&
 		{ echo "aiod wrote none of the copy back while no stream played"; rc=1; }
 	play_streams "$port" 5 copyplay c1.mxf c2.mxf || rc=1

@@ -413,7 +413,7 @@ static void test_writer_ahead_waits_for_its_writeback(void **state)
 
 /*
  * A steady writer with no stream open (a copy started before anyone plays),
- * where a stream class exists: once record.c finds it steady, its whole run
+ * where a stream class exists and the device's capacity is known: once record.c finds it steady, its whole run
  * so far is aiod's and goes to the device 16 MiB (four runs here) at a
  * time; its writes wait only once a second of the device's capacity (32 MiB
  * here) is not yet written back. When a stream opens it is scheduled: up to
@@ -484,20 +484,48 @@ static void test_steady_writer_pumped_without_streams(void **state)
 	assert_int_equal(ctx->st.writeback_bytes, 37ull * BS);
 	assert_int_equal(ctx->recorders, 0);
 
-	/* Where no stream can play (no class, no auto_stream) the kernel writes it back. */
-	ctx->cfg->n_classes = 0;
-	assert_int_equal(open_as(f, "copy2.bin", O_RDWR, &copy), 0);
-	for (uint32_t i = 0; i < 16; i++) {
+	/*
+	 * Where the device's capacity is unknown, or no stream can play (no
+	 * class, no auto_stream), the kernel writes it back.
+	 */
+	for (int k = 0; k < 2; k++) {
+		if (k == 0) {
+			ctx->capacity_Bps = 0;
+		} else {
+			ctx->capacity_Bps = 32 * BS;
+			ctx->cfg->n_classes = 0;
+		}
+		assert_int_equal(open_as(f, "copy2.bin", O_RDWR, &copy), 0);
+		for (uint32_t i = 0; i < 16; i++) {
+			wrote(f, copy, (uint64_t)i * BS, BS, &t0, &t1);
+		}
+		open_of(f, copy)->wr_t0_ns -= 3000000000ull;
+		for (uint32_t i = 16; i < 48; i++) {
+			wrote(f, copy, (uint64_t)i * BS, BS, &t0, &t1);	/* never waits */
+		}
+		assert_int_equal(ctx->recorders, 1);
+		assert_int_equal(close_id(f, copy), 0);
+		assert_int_equal(fake_engine_writebacks(ctx->engine, wb, 8), 0);
+		assert_int_equal(ctx->st.writeback_bytes, 37ull * BS);
+	}
+
+	/* A second of the device's capacity written in a row is steady at once. */
+	ctx->cfg->n_classes = 1;
+	assert_int_equal(open_as(f, "copy3.bin", O_RDWR, &copy), 0);
+	for (uint32_t i = 0; i < 31; i++) {
 		wrote(f, copy, (uint64_t)i * BS, BS, &t0, &t1);
 	}
-	open_of(f, copy)->wr_t0_ns -= 3000000000ull;
-	for (uint32_t i = 16; i < 48; i++) {
-		wrote(f, copy, (uint64_t)i * BS, BS, &t0, &t1);	/* never waits */
-	}
+	assert_int_equal(ctx->recorders, 0);
+	send_io_to(f, copy, RTIO_OP_WROTE, 31ull * BS, BS);
 	assert_int_equal(ctx->recorders, 1);
+	assert_int_equal(fake_engine_writebacks(ctx->engine, wb, 8), 4);
+	assert_int_equal(wb[0].off, 0);
+	assert_false(reply(f, &m));		/* and a second of it not yet written back */
+	assert_true(fake_engine_run_one(ctx->engine));
+	assert_true(reply(f, &m));
+	assert_int_equal(m.hdr.result, 0);
 	assert_int_equal(close_id(f, copy), 0);
-	assert_int_equal(fake_engine_writebacks(ctx->engine, wb, 8), 0);
-	assert_int_equal(ctx->st.writeback_bytes, 37ull * BS);
+	(void)fake_engine_run(ctx->engine);
 }
 
 int main(int argc, char **argv)
