@@ -158,7 +158,7 @@ install-module: $(BUILD)/rtio.so
 # ---- unit tests: each built twice, plainly and with ASan + UBSan ----
 
 UNIT_TESTS := test_proto test_size test_queue test_cache test_shm_dir test_edf test_engine test_config test_stream test_session replay_session \
-	test_dataplane test_passthrough test_readahead test_tuning test_record test_defer test_sqos test_notify \
+	test_dataplane test_writeback test_passthrough test_readahead test_tuning test_record test_defer test_sqos test_notify \
 	test_qos_pacing test_qos_rates test_qos_policy test_qos_flows test_aiodctl test_doctor
 test_proto_SRC  := common/rtio_proto.c common/rtio_shm.c
 test_size_SRC   := common/rtio_size.c
@@ -215,6 +215,8 @@ test_qos_flows_SRC := $(AIOD_INPROC_SRC)
 # interface (aiod/engine.h) is the only door to it
 test_dataplane_SRC := $(filter-out aiod/engine.c aiod/engine_grow.c,$(AIOD_INPROC_SRC)) tests/unit/fake_engine.c
 test_dataplane_LIBS := $(shell pkg-config --libs talloc tevent 2>/dev/null) -lm
+test_writeback_SRC := $(test_dataplane_SRC)
+test_writeback_LIBS := $(test_dataplane_LIBS)
 test_readahead_SRC := $(test_dataplane_SRC)
 test_readahead_LIBS := $(test_dataplane_LIBS)
 test_passthrough_SRC := $(test_dataplane_SRC)

@@ -44,12 +44,37 @@ static void record_become(struct aiod_ctx *ctx, struct aiod_open *o)
 		  o->file->sclass != NULL ? "stream class" : "measured");
 }
 
+/*
+ * Writes in flight at once that a sequential writer may finish out of
+ * order: Windows and smbclient keep several 1-8 MiB writes outstanding, and
+ * each reaches aiod when its own pwrite ends. A write up to this many of
+ * its own length ahead of the frontier extends the run (the gap is a write
+ * still in flight); one up to as far behind is a straggler. Anything else,
+ * a 4 KiB header rewritten at the start, a random writer, is a jump.
+ */
+#define RECORD_REORDER_WRITES 2
+
+enum aiod_record_seq aiod_record_seq(uint64_t frontier, uint64_t off, uint64_t len)
+{
+	uint64_t slack = RECORD_REORDER_WRITES * len;
+
+	if (off + len > frontier) {
+		return off <= frontier + slack ? AIOD_SEQ_EXTENDS : AIOD_SEQ_JUMP;
+	}
+	return off + slack >= frontier ? AIOD_SEQ_STRAGGLER : AIOD_SEQ_JUMP;
+}
+
 void aiod_record_observe(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off, uint64_t len,
 			 uint64_t now)
 {
-	if (off == o->wr_next && o->wr_seq < UINT32_MAX) {
+	enum aiod_record_seq seq = aiod_record_seq(o->wr_next, off, len);
+
+	if (seq == AIOD_SEQ_STRAGGLER) {
+		return;		/* inside the run: neither longer nor broken */
+	}
+	if (seq == AIOD_SEQ_EXTENDS && o->wr_seq < UINT32_MAX) {
 		o->wr_seq++;
-	} else if (off != o->wr_next) {
+	} else if (seq == AIOD_SEQ_JUMP) {
 		/* A jump (a header rewritten, a random writer): a new run, measured afresh. */
 		o->wr_seq = 0;
 		o->wr_t0_ns = now;
@@ -57,7 +82,8 @@ void aiod_record_observe(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off
 	}
 	if (o->wr_t0_ns == 0) {
 		o->wr_t0_ns = now;
-		o->wr_off0 = off;
+		/* A first write just ahead of where it began: the gap is a write in flight. */
+		o->wr_off0 = seq == AIOD_SEQ_EXTENDS ? o->wr_next : off;
 	}
 	o->wr_next = off + len;
 	/*

@@ -11,6 +11,14 @@
 
 #include "aiod.h"
 
+/*
+ * Where a write lands against a sequential writer's frontier (the end of
+ * its furthest write): it extends the run, it is a straggler inside it (an
+ * SMB client keeps several writes in flight, and smbd finishes them in any
+ * order), or it jumps elsewhere.
+ */
+enum aiod_record_seq { AIOD_SEQ_EXTENDS, AIOD_SEQ_STRAGGLER, AIOD_SEQ_JUMP };
+enum aiod_record_seq aiod_record_seq(uint64_t frontier, uint64_t off, uint64_t len);
 /* o wrote [off, off + len) at now (CLOCK_MONOTONIC ns): follow its runs and its rate. */
 void aiod_record_observe(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off, uint64_t len,
 			 uint64_t now);

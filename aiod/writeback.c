@@ -96,11 +96,11 @@ static int writeback_fd(struct aiod_open *o)
 #define WRITEBACK_AHEAD_RUNS_RESERVED 4
 /*
  * A steady writer while no stream plays, where streams can play and the
- * device's capacity is known, is pumped (record.c): its runs go to the device one after the other, about
- * PUMP_INFLIGHT bytes of them queued at once (a tenth of a second of a
- * spindle; two runs at least: one on the device and one next), and its
- * writes wait only once pump_backlog() bytes of it are not yet written
- * back. Left to the kernel, a copy faster than the disk (a camera card over
+ * device's capacity is known, is pumped (record.c): its runs go to the
+ * device one after the other, about PUMP_INFLIGHT bytes of them queued at
+ * once (a tenth of a second of a spindle; two runs at least: one on the
+ * device and one next), and its writes wait only once pump_backlog() bytes
+ * of it are not yet written back. Left to the kernel, a copy faster than the disk (a camera card over
  * a fast network onto one spindle) leaves gigabytes dirty, and once that
  * file has been dirty for 30 s, or dirty data passes 10 % of memory, the
  * flusher writes them at full speed, beside aiod's schedule: an editor who
@@ -257,16 +257,33 @@ void aiod_writeback_wrote(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t of
 	uint64_t io = ctx->cfg->readahead_io_size;
 	uint64_t now = aiod_now_ns();
 	bool was_recorder = o->recorder;
+	enum aiod_record_seq seq;
 
 	/* A WRITE1 that finishes after its session went: its open is closed, the kernel's. */
 	if (o->closing) {
 		return;
 	}
-	if (off != o->wb_end) {
+	/*
+	 * Out-of-order writes are told apart from a jump only for a recorder:
+	 * a random writer's writes can land near each other too, and only a
+	 * writer found steady (record.c) is trusted to fill its gaps.
+	 */
+	seq = aiod_record_seq(o->wb_end, off, len);
+	if (!o->recorder && off != o->wb_end) {
+		seq = AIOD_SEQ_JUMP;
+	}
+	switch (seq) {
+	case AIOD_SEQ_JUMP:
 		writeback_tail(ctx, o, now);	/* a jump ends the run */
 		o->wb_start = off;
+		o->wb_end = off + len;
+		break;
+	case AIOD_SEQ_EXTENDS:
+		o->wb_end = off + len;		/* a gap before it is a write still in flight */
+		break;
+	case AIOD_SEQ_STRAGGLER:
+		break;				/* inside the run, or in a run already queued */
 	}
-	o->wb_end = off + len;
 	aiod_record_observe(ctx, o, off, len, now);
 	if (!was_recorder && o->recorder) {
 		/*

@@ -20,6 +20,9 @@
 #        RTIO_STREAM_CLASS (1: aiod.ini also has the README's [stream.hd]
 #        class, which matches none of the files here: steady writers are
 #        then written back by aiod while no stream plays, as deployed)
+#        RTIO_PROFILE (a device profile from aiod --calibrate for
+#        [admission] profile; without one aiod knows no capacity and
+#        leaves steady writers to the kernel)
 #
 # cold: page cache dropped, aiod restarted (empty cache). hot: each
 # configuration's own cache holds the file: the page cache for plain and
@@ -86,6 +89,10 @@ $cache
 EOF
 if [ "${RTIO_STREAM_CLASS:-0}" = 1 ]; then
 	printf '[stream.hd]\nmatch = *.mxf\nbitrate = 100M\nprebuffer_ms = 1000\n' >> "$T/aiod.ini"
+fi
+if [ -n "${RTIO_PROFILE:-}" ]; then
+	[ -r "$RTIO_PROFILE" ] || die "RTIO_PROFILE $RTIO_PROFILE is not readable"
+	printf '[admission]\nprofile = %s\n' "$RTIO_PROFILE" >> "$T/aiod.ini"
 fi
 rtio_smb_global "$T" "$PORT" > "$T/smb.conf"
 cat >> "$T/smb.conf" <<EOF
@@ -196,11 +203,15 @@ done
 stamp=$(date -u +%Y-%m-%d-%H%M)
 mkdir -p "$root/bench/results"
 /usr/bin/python3 "$here/report.py" "$out" "$root/bench/results/smb-$stamp" \
-	"RTIO_DIRECT=$RTIO_DIRECT BENCH_CONFIGS='$CONFIGS' BENCH_OPS='$OPS' BENCH_MODES='$MODES' bench/smb/run.sh $RUNS $SIZE_MIB" ||
+	"RTIO_DIRECT=$RTIO_DIRECT RTIO_STREAM_CLASS=${RTIO_STREAM_CLASS:-0}${RTIO_PROFILE:+ RTIO_PROFILE=$RTIO_PROFILE} BENCH_CONFIGS='$CONFIGS' BENCH_OPS='$OPS' BENCH_MODES='$MODES' bench/smb/run.sh $RUNS $SIZE_MIB" ||
 	die "report failed"
 {
 	printf '\nshmem_enabled during the run: %s; aiod: %s\n' "$(bench_thp_setting)" \
 		"$(grep -m1 'cache:' "$T/log/aiod.log" | sed 's/.*NOTICE\] //')"
+	# which writers aiod wrote back itself (record.c logs each it finds steady)
+	printf '\naiod %s; writers it found steady and wrote back itself: %s\n' \
+		"$(grep -m1 'settings:' "$T/log/aiod.log" | sed 's/.*NOTICE\] //')" \
+		"$(grep -c 'recorder at' "$T/log/aiod.log")"
 	printf '\naiod.ini of the rtio configuration (besides socket_path):\n\n```\n'
 	grep -v '^socket_path' "$T/aiod.ini"
 	printf '```\n'
