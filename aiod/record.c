@@ -45,12 +45,14 @@ static void record_become(struct aiod_ctx *ctx, struct aiod_open *o)
 }
 
 /*
- * Writes in flight at once that a sequential writer may finish out of
- * order: Windows and smbclient keep several 1-8 MiB writes outstanding, and
- * each reaches aiod when its own pwrite ends. A write up to this many of
- * its own length ahead of the frontier extends the run (the gap is a write
- * still in flight); one up to as far behind is a straggler. Anything else,
- * a 4 KiB header rewritten at the start, a random writer, is a jump.
+ * Writes a sequential writer may finish out of order: an SMB client can
+ * keep several writes outstanding, and each reaches aiod when its own
+ * pwrite ends. A write up to this many of its own length ahead of the
+ * frontier extends the run (the gap is a write still in flight); one up to
+ * as far behind is a straggler. Anything else, a 4 KiB header rewritten at
+ * the start, a random writer, is a jump. Two is not enough for smbclient's
+ * put, which aiod never found steady (bench/results/smb-2026-11-24-0841.md);
+ * more slack would take a random writer's nearby writes for a run.
  */
 #define RECORD_REORDER_WRITES 2
 

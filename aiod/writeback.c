@@ -100,14 +100,15 @@ static int writeback_fd(struct aiod_open *o)
  * device one after the other, about PUMP_INFLIGHT bytes of them queued at
  * once (a tenth of a second of a spindle; two runs at least: one on the
  * device and one next), and its writes wait only once pump_backlog() bytes
- * of it are not yet written back. Left to the kernel, a copy faster than the disk (a camera card over
- * a fast network onto one spindle) leaves gigabytes dirty, and once that
- * file has been dirty for 30 s, or dirty data passes 10 % of memory, the
- * flusher writes them at full speed, beside aiod's schedule: an editor who
- * starts to play then goes late for as long as that takes. Bounded, the
- * backlog a stream meets at its open is about a second of disk time, and
- * aiod drains it in deadline order. The cost: such a copy goes at the
- * disk's speed rather than the page cache's while nothing plays.
+ * of it are not yet written back. Left to the kernel, a copy faster than
+ * the disk (a camera card over a fast network onto one spindle) leaves
+ * gigabytes dirty, and once that file has been dirty for 30 s, or dirty
+ * data passes 10 % of memory, the flusher writes them at full speed, beside
+ * aiod's schedule: an editor who starts to play then goes late for as long
+ * as that takes. Bounded, the backlog a stream meets at its open is about a
+ * second of disk time, and aiod drains it in deadline order. The cost: such
+ * a copy goes at the disk's speed rather than the page cache's while
+ * nothing plays.
  */
 #define PUMP_INFLIGHT (16ull << 20)
 #define PUMP_BACKLOG_RUNS 8
@@ -123,10 +124,10 @@ static uint64_t pump_inflight(const struct aiod_ctx *ctx)
 /* A second of what the device sustains (admission knows it), eight runs at least. */
 static uint64_t pump_backlog(const struct aiod_ctx *ctx)
 {
-	uint64_t runs = PUMP_BACKLOG_RUNS * (uint64_t)ctx->cfg->readahead_io_size;
+	uint64_t floor = PUMP_BACKLOG_RUNS * (uint64_t)ctx->cfg->readahead_io_size;
 	uint64_t second = ctx->capacity_Bps;	/* known: record.c pumps only then */
 
-	return second > runs ? second : runs;
+	return second > floor ? second : floor;
 }
 
 static void writeback_pump(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t now);
@@ -233,13 +234,14 @@ static void writeback_pump(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t n
 static void writeback_tail(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t now)
 {
 	uint64_t io = ctx->cfg->readahead_io_size;
+	bool scheduled = aiod_record_scheduled(ctx, o);
 	uint64_t left;
 
-	if (!o->recorder || (!aiod_record_scheduled(ctx, o) && !aiod_record_pumped(ctx, o))) {
+	if (!o->recorder || (!scheduled && !aiod_record_pumped(ctx, o))) {
 		o->wb_start = o->wb_end;	/* the kernel's */
 		return;
 	}
-	if (aiod_record_scheduled(ctx, o)) {
+	if (scheduled) {
 		while (o->wb_end - o->wb_start > io) {
 			writeback_queue(ctx, o, o->wb_start, io, now);
 			o->wb_start += io;
