@@ -71,6 +71,9 @@ void aiod_record_observe(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off
 {
 	enum aiod_record_seq seq = aiod_record_seq(o->wr_next, off, len);
 
+	AIOD_DEBUG("%s: wrote %llu+%llu, frontier %llu: %s", o->name, (unsigned long long)off,
+		   (unsigned long long)len, (unsigned long long)o->wr_next,
+		   seq == AIOD_SEQ_EXTENDS ? "extends" : seq == AIOD_SEQ_STRAGGLER ? "straggler" : "jump");
 	if (seq == AIOD_SEQ_STRAGGLER) {
 		return;		/* inside the run: neither longer nor broken */
 	}

@@ -135,6 +135,12 @@ stop_aiod() {
 cpu_ticks() { awk '{print $14 + $15 + $16 + $17}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 # minor page faults of a process and its reaped children
 minflt() { awk '{print $10 + $11}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+# bytes aiod wrote back itself (a steady writer it found, record.c), since it started
+# (0 for a share without aiod)
+wb_bytes() {
+	[ "$1" = 1 ] || { echo 0; return 0; }
+	"$BUILD/aiodctl" -s "$T/aiod/aiod.sock" stats | sed -n 's/^writeback_bytes=//p' | grep .
+}
 
 start_aiod
 smbd -F --debug-stdout -s "$T/smb.conf" > "$T/log/smbd.log" 2>&1 &
@@ -176,6 +182,7 @@ for r in $(seq "$RUNS"); do
 				s0=$(cpu_ticks "$SMBD_PID")
 				f0=$(minflt "$SMBD_PID")
 				a0=$( [ "$aiod_share" = 1 ] && cpu_ticks "$AIOD_PID" || echo 0)
+				w0=$(wb_bytes "$aiod_share") || die "aiodctl stats failed"
 				t0=$(date +%s.%N)
 				if [ "$op" = get ]; then
 					cmd="get big.bin /dev/null"
@@ -190,10 +197,11 @@ for r in $(seq "$RUNS"); do
 				s1=$(cpu_ticks "$SMBD_PID")
 				f1=$(minflt "$SMBD_PID")
 				a1=$( [ "$aiod_share" = 1 ] && cpu_ticks "$AIOD_PID" || echo 0)
-				printf '{"run":%d,"config":"%s","mode":"%s","op":"%s","seconds":%s,"mib":%d,"smbd_cpu":%s,"aiod_cpu":%s,"smbd_minflt":%d,"load":"%s"}\n' \
+				w1=$(wb_bytes "$aiod_share") || die "aiodctl stats failed"
+				printf '{"run":%d,"config":"%s","mode":"%s","op":"%s","seconds":%s,"mib":%d,"smbd_cpu":%s,"aiod_cpu":%s,"smbd_minflt":%d,"aiod_writeback_mib":%d,"load":"%s"}\n' \
 					"$r" "$c" "$mode" "$op" "$(calc "$t1 - $t0")" "$SIZE_MIB" \
 					"$(calc "($s1 - $s0) / $HZ")" "$(calc "($a1 - $a0) / $HZ")" \
-					"$((f1 - f0))" "$(cut -d' ' -f1 /proc/loadavg)" >> "$out"
+					"$((f1 - f0))" "$(((w1 - w0) >> 20))" "$(cut -d' ' -f1 /proc/loadavg)" >> "$out"
 				tail -n 1 "$out"
 			done
 		done
@@ -208,10 +216,13 @@ mkdir -p "$root/bench/results"
 {
 	printf '\nshmem_enabled during the run: %s; aiod: %s\n' "$(bench_thp_setting)" \
 		"$(grep -m1 'cache:' "$T/log/aiod.log" | sed 's/.*NOTICE\] //')"
-	# which writers aiod wrote back itself (record.c logs each it finds steady)
-	printf '\naiod %s; writers it found steady and wrote back itself: %s\n' \
+	# how much of the puts aiod wrote back itself (a steady writer it found:
+	# record.c, writeback.c), from its stats around each run
+	printf '\naiod %s; of the puts through aiod, MiB aiod wrote back itself (median per put): %s\n' \
 		"$(grep -m1 'settings:' "$T/log/aiod.log" | sed 's/.*NOTICE\] //')" \
-		"$(grep -c 'recorder at' "$T/log/aiod.log")"
+		"$(python3 -c 'import json,sys,statistics as st
+v=[j["aiod_writeback_mib"] for j in map(json.loads,open(sys.argv[1])) if j["op"]=="put" and j["config"].startswith("rtio")]
+print(st.median(v) if v else "no put through aiod")' "$out")"
 	printf '\naiod.ini of the rtio configuration (besides socket_path):\n\n```\n'
 	grep -v '^socket_path' "$T/aiod.ini"
 	printf '```\n'
