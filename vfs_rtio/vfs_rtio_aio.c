@@ -46,7 +46,7 @@
 #include "vfs_rtio_fsp.h"
 #include "vfs_rtio_io.h"
 #include "vfs_rtio_next.h"
-#include "vfs_rtio_qos.h"
+#include "vfs_rtio_qos_gate.h"
 #include "vfs_rtio_session.h"
 
 #undef DBGC_CLASS
@@ -73,8 +73,7 @@ struct vfs_rtio_aio {
 	size_t done;				/* bytes transferred, by aiod then locally */
 	struct rtio_client_io *io;		/* the library's request, while pending */
 	struct tevent_timer *timer;
-	struct tevent_timer *pace_timer;	/* held by QoS pacing until it fires */
-	struct vfs_rtio_qos_ticket pace;
+	struct vfs_rtio_qos_gate gate;		/* QoS holds it until its flow's rate lets it go */
 	struct timespec start_time;
 	struct timespec end_time;
 	bool write_local;			/* written by smbd; aiod is told afterwards */
@@ -451,54 +450,29 @@ static void vfs_rtio_aio_cleanup(struct tevent_req *req, enum tevent_req_state r
 {
 	struct vfs_rtio_aio *a = tevent_req_data(req, struct vfs_rtio_aio);
 
-	if (a->pace_timer != NULL) {
-		TALLOC_FREE(a->pace_timer);	/* abandoned while QoS held it */
-		vfs_rtio_qos_release(&a->pace);
-	}
+	vfs_rtio_qos_gate_cancel(&a->gate);	/* abandoned while QoS held it */
 	vfs_rtio_aio_cancel(a);
 }
 
-static bool vfs_rtio_aio_hold(struct vfs_rtio_aio *a, uint64_t wait_ns);
-
-/* QoS held the request for its flow's rate: it goes once the rate now says so. */
-static void vfs_rtio_aio_paced(struct tevent_context *ev, struct tevent_timer *te,
-			       struct timeval now, void *private_data)
+/* QoS let the held request go. */
+static void vfs_rtio_aio_go(void *private_data)
 {
-	struct vfs_rtio_aio *a = talloc_get_type_abort(private_data, struct vfs_rtio_aio);
-
-	a->pace_timer = NULL;	/* tevent frees a timer after it fired */
-	if (vfs_rtio_aio_hold(a, vfs_rtio_qos_left(&a->pace))) {
-		return;
-	}
-	vfs_rtio_qos_release(&a->pace);
-	vfs_rtio_aio_submit(a);
-}
-
-/* Hold a for up to VFS_RTIO_QOS_RECHECK_NS of wait_ns; false: it goes now. */
-static bool vfs_rtio_aio_hold(struct vfs_rtio_aio *a, uint64_t wait_ns)
-{
-	a->pace_timer = vfs_rtio_qos_timer(a, a->ev, wait_ns, vfs_rtio_aio_paced, a);
-	return a->pace_timer != NULL;
+	vfs_rtio_aio_submit(talloc_get_type_abort(private_data, struct vfs_rtio_aio));
 }
 
 /*
- * Charge the request to its QoS flow (vfs_rtio_qos.h); true when it has to
- * wait first, with a timer armed that submits it.
+ * Charge a read or write to its QoS flow; true when the flow holds it
+ * (vfs_rtio_aio_go() submits it later).
  */
-static bool vfs_rtio_aio_pace(struct vfs_rtio_aio *a)
+static bool vfs_rtio_aio_held(struct vfs_rtio_aio *a)
 {
-	uint64_t wait_ns;
-
 	if (a->op != VFS_RTIO_OP_PREAD && a->op != VFS_RTIO_OP_PWRITE) {
 		return false;
 	}
-	wait_ns = vfs_rtio_qos_charge(vfs_rtio_fsp_qos(a->handle, a->fsp), a->op == VFS_RTIO_OP_PWRITE, a->n,
-				      &a->pace);
-	if (vfs_rtio_aio_hold(a, wait_ns)) {
-		return true;
-	}
-	vfs_rtio_qos_release(&a->pace);
-	return false;
+	return vfs_rtio_qos_gate_hold(&a->gate, a, a->ev, vfs_rtio_fsp_qos(a->handle, a->fsp),
+				      a->op == VFS_RTIO_OP_PWRITE ? VFS_RTIO_QOS_WRITE
+								  : VFS_RTIO_QOS_READ,
+				      a->n, vfs_rtio_aio_go, a);
 }
 
 struct tevent_req *vfs_rtio_aio_send(struct vfs_handle_struct *handle, TALLOC_CTX *mem_ctx,
@@ -529,7 +503,7 @@ struct tevent_req *vfs_rtio_aio_send(struct vfs_handle_struct *handle, TALLOC_CT
 		return tevent_req_post(req, ev);
 	}
 
-	if (!vfs_rtio_aio_pace(a)) {
+	if (!vfs_rtio_aio_held(a)) {
 		vfs_rtio_aio_submit(a);
 	}
 	if (!tevent_req_is_in_progress(req)) {

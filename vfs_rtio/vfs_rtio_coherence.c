@@ -20,7 +20,7 @@
 #include "vfs_rtio_config.h"
 #include "vfs_rtio_defer.h"
 #include "vfs_rtio_fsp.h"
-#include "vfs_rtio_qos.h"
+#include "vfs_rtio_qos_gate.h"
 #include "vfs_rtio_session.h"
 
 #undef DBGC_CLASS
@@ -203,31 +203,22 @@ struct vfs_rtio_offload_write_state {
 	off_t dest_off;
 	off_t to_copy;
 	off_t copied;
-	struct tevent_timer *pace_timer;	/* QoS holds the copy until it fires */
-	struct vfs_rtio_qos_ticket pace_read, pace_write;
+	struct vfs_rtio_qos_gate gate;		/* QoS holds the copy until its flow's rate lets it go */
 };
 
 static void vfs_rtio_offload_write_done(struct tevent_req *subreq);
-
-static void vfs_rtio_offload_write_release(struct vfs_rtio_offload_write_state *state)
-{
-	vfs_rtio_qos_release(&state->pace_read);
-	vfs_rtio_qos_release(&state->pace_write);
-}
 
 static void vfs_rtio_offload_write_cleanup(struct tevent_req *req, enum tevent_req_state req_state)
 {
 	struct vfs_rtio_offload_write_state *state =
 		tevent_req_data(req, struct vfs_rtio_offload_write_state);
 
-	if (state->pace_timer != NULL) {
-		TALLOC_FREE(state->pace_timer);	/* abandoned while QoS held it */
-		vfs_rtio_offload_write_release(state);
-	}
+	vfs_rtio_qos_gate_cancel(&state->gate);	/* abandoned while QoS held it */
 }
 
-static void vfs_rtio_offload_write_start(struct tevent_req *req)
+static void vfs_rtio_offload_write_start(void *private_data)
 {
+	struct tevent_req *req = talloc_get_type_abort(private_data, struct tevent_req);
 	struct vfs_rtio_offload_write_state *state =
 		tevent_req_data(req, struct vfs_rtio_offload_write_state);
 	struct tevent_req *subreq;
@@ -241,56 +232,23 @@ static void vfs_rtio_offload_write_start(struct tevent_req *req)
 	tevent_req_set_callback(subreq, vfs_rtio_offload_write_done, req);
 }
 
-static void vfs_rtio_offload_write_paced(struct tevent_context *ev, struct tevent_timer *te,
-					 struct timeval now, void *private_data);
-
-/* Hold the copy for up to VFS_RTIO_QOS_RECHECK_NS of wait_ns; false: it goes now. */
-static bool vfs_rtio_offload_write_hold(struct tevent_req *req, uint64_t wait_ns)
+/*
+ * Charge a copy chunk to the destination's flow, as a read and a write;
+ * true when the flow holds it (vfs_rtio_offload_write_start() runs later).
+ */
+static bool vfs_rtio_offload_write_held(struct tevent_req *req)
 {
 	struct vfs_rtio_offload_write_state *state =
 		tevent_req_data(req, struct vfs_rtio_offload_write_state);
-
-	state->pace_timer = vfs_rtio_qos_timer(state, state->ev, wait_ns, vfs_rtio_offload_write_paced,
-					       req);
-	return state->pace_timer != NULL;
-}
-
-static void vfs_rtio_offload_write_paced(struct tevent_context *ev, struct tevent_timer *te,
-					 struct timeval now, void *private_data)
-{
-	struct tevent_req *req = talloc_get_type_abort(private_data, struct tevent_req);
-	struct vfs_rtio_offload_write_state *state =
-		tevent_req_data(req, struct vfs_rtio_offload_write_state);
-
-	state->pace_timer = NULL;	/* tevent frees a timer after it fired */
-	if (vfs_rtio_offload_write_hold(req, MAX(vfs_rtio_qos_left(&state->pace_read),
-						 vfs_rtio_qos_left(&state->pace_write)))) {
-		return;
-	}
-	vfs_rtio_offload_write_release(state);
-	vfs_rtio_offload_write_start(req);
-}
-
-/* Charge a copy chunk to the destination's flow; true when it must wait (timer armed). */
-static bool vfs_rtio_offload_write_pace(struct tevent_req *req)
-{
-	struct vfs_rtio_offload_write_state *state =
-		tevent_req_data(req, struct vfs_rtio_offload_write_state);
-	struct vfs_rtio_qos *q = vfs_rtio_fsp_qos(state->handle, state->dest_fsp);
-	uint64_t wait_ns;
 
 	if ((state->fsctl != FSCTL_SRV_COPYCHUNK && state->fsctl != FSCTL_SRV_COPYCHUNK_WRITE) ||
 	    state->to_copy <= 0) {
 		return false;
 	}
-	wait_ns = vfs_rtio_qos_charge(q, false, (uint64_t)state->to_copy, &state->pace_read);
-	wait_ns = MAX(wait_ns, vfs_rtio_qos_charge(q, true, (uint64_t)state->to_copy,
-						   &state->pace_write));
-	if (vfs_rtio_offload_write_hold(req, wait_ns)) {
-		return true;
-	}
-	vfs_rtio_offload_write_release(state);
-	return false;
+	return vfs_rtio_qos_gate_hold(&state->gate, state, state->ev,
+				      vfs_rtio_fsp_qos(state->handle, state->dest_fsp),
+				      VFS_RTIO_QOS_READ | VFS_RTIO_QOS_WRITE, (uint64_t)state->to_copy,
+				      vfs_rtio_offload_write_start, req);
 }
 
 struct tevent_req *vfs_rtio_offload_write_send(struct vfs_handle_struct *handle,
@@ -312,7 +270,7 @@ struct tevent_req *vfs_rtio_offload_write_send(struct vfs_handle_struct *handle,
 		.to_copy = to_copy,
 	};
 	tevent_req_set_cleanup_fn(req, vfs_rtio_offload_write_cleanup);
-	if (!vfs_rtio_offload_write_pace(req)) {
+	if (!vfs_rtio_offload_write_held(req)) {
 		vfs_rtio_offload_write_start(req);
 	}
 	if (!tevent_req_is_in_progress(req)) {

@@ -405,17 +405,6 @@ uint64_t vfs_rtio_qos_left(struct vfs_rtio_qos_ticket *t)
 				  (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec);
 }
 
-struct tevent_timer *vfs_rtio_qos_timer(TALLOC_CTX *mem_ctx, struct tevent_context *ev,
-					uint64_t wait_ns, tevent_timer_handler_t fn, void *private_data)
-{
-	if (wait_ns == 0) {
-		return NULL;
-	}
-	return tevent_add_timer(ev, mem_ctx,
-				timeval_current_ofs_usec(MIN(wait_ns, VFS_RTIO_QOS_RECHECK_NS) / 1000), fn,
-				private_data);
-}
-
 void vfs_rtio_qos_pace(struct vfs_rtio_qos *q, bool write, uint64_t n)
 {
 	struct vfs_rtio_qos_ticket t;

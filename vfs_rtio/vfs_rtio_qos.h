@@ -55,16 +55,7 @@ void vfs_rtio_qos_release(struct vfs_rtio_qos_ticket *t);
  */
 uint64_t vfs_rtio_qos_left(struct vfs_rtio_qos_ticket *t);
 
-/*
- * The async paths' hold: a timer on ev (owned by mem_ctx) that calls fn in
- * at most VFS_RTIO_QOS_RECHECK_NS of wait_ns, where fn asks
- * vfs_rtio_qos_left() again. NULL when wait_ns is 0 or no timer could be
- * had: the I/O then goes at once (a request is never lost to pacing).
- */
-struct tevent_timer *vfs_rtio_qos_timer(TALLOC_CTX *mem_ctx, struct tevent_context *ev,
-					uint64_t wait_ns, tevent_timer_handler_t fn, void *private_data);
-
-/* The sync paths (pread, pwrite, sendfile): charge and sleep here. */
+/* The sync paths (pread, pwrite, sendfile): charge and sleep here (async: vfs_rtio_qos_gate.h). */
 void vfs_rtio_qos_pace(struct vfs_rtio_qos *q, bool write, uint64_t n);
 
 /*
