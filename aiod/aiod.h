@@ -248,7 +248,6 @@ struct aiod_ctx {
 	uint64_t reserved_Bps;		/* sum of admitted streams */
 	uint32_t streams;		/* admitted stream opens */
 	uint32_t recorders;		/* opens record.c found to be recorders */
-	uint64_t startup_until_ns;	/* a stream is starting until then (stream.c) */
 	uint64_t admission_refused, admission_demoted;
 	/* When aiod began to listen (listener.c), for INFO's uptime. */
 	uint64_t start_ns;		/* aiod_now_ns() */

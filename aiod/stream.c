@@ -141,26 +141,6 @@ static void stream_retime(struct aiod_open *o, uint64_t off, uint64_t now)
 	}
 }
 
-/*
- * A stream's timeline began at now: until its prebuffer and a second more
- * have passed, its reads build its lead (readahead.c's start-up ramp), and
- * the device should not be taken in large pieces by anyone who reserved
- * nothing (writeback.c).
- */
-static void stream_startup(struct aiod_ctx *ctx, const struct aiod_open *o, uint64_t now)
-{
-	uint64_t until = now + ((uint64_t)stream_prebuffer_ms(o) + 1000) * 1000000ull;
-
-	if (o->rate_bps > 0 && until > ctx->startup_until_ns) {
-		ctx->startup_until_ns = until;
-	}
-}
-
-bool aiod_stream_starting(const struct aiod_ctx *ctx, uint64_t now)
-{
-	return ctx->streams > 0 && now < ctx->startup_until_ns;
-}
-
 uint32_t aiod_stream_observe(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off, uint32_t len)
 {
 	uint64_t now = aiod_now_ns();
@@ -180,9 +160,6 @@ uint32_t aiod_stream_observe(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t
 		o->play_off0 = off;
 	} else if (o->rate_bps > 0 && off == o->next_off) {
 		stream_retime(o, off, now);
-	}
-	if (o->play_t0_ns == now) {
-		stream_startup(ctx, o, now);
 	}
 	o->read_off = off;
 	o->next_off = off + len;

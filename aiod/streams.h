@@ -26,11 +26,6 @@ void aiod_admission_publish(struct aiod_ctx *ctx);
 void aiod_stream_classify(struct aiod_ctx *ctx, struct aiod_open *o);
 /* Whether o's stream is past its start-up, so a read that waits counts as a deadline miss. */
 bool aiod_stream_playing(const struct aiod_open *o, uint64_t off);
-/*
- * Whether some stream began (or began again after a jump or a pause) less
- * than its prebuffer plus a second ago: its reads are building its lead.
- */
-bool aiod_stream_starting(const struct aiod_ctx *ctx, uint64_t now);
 /* Read-ahead blocks for a best-effort sequential reader now (smaller while streams are open). */
 uint32_t aiod_stream_best_effort_blocks(const struct aiod_ctx *ctx);
 /* Account a read of [off, off+len) by o; returns how many blocks past the read to prefetch. */

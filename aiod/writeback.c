@@ -24,7 +24,6 @@
 #include "files.h"
 #include "log.h"
 #include "record.h"
-#include "streams.h"
 #include "writeback.h"
 
 struct aiod_wb_twin {
@@ -131,30 +130,6 @@ static uint64_t pump_backlog(const struct aiod_ctx *ctx)
 	return second > floor ? second : floor;
 }
 
-/*
- * While a stream starts (stream.c), a writer that reserved nothing goes to
- * the device in pieces of a quarter run. The device serves one request at
- * a time, and starting streams read in small requests to build their lead
- * (readahead.c's ramp): a whole run let in between two rounds of them
- * (114 ms for 16 MiB on a spindle) delays every stream of the round by
- * that much, a quarter by a quarter of it. Past start-up a stream has the
- * lead to wait for a run, and whole runs cost the writer fewer seeks.
- */
-#define WRITEBACK_STARTUP_PIECES 4
-#define WRITEBACK_PIECE_ALIGN 4096ull	/* whole pages: none written twice */
-
-static uint64_t writeback_piece(const struct aiod_ctx *ctx, const struct aiod_open *o,
-				uint64_t now)
-{
-	uint64_t io = ctx->cfg->readahead_io_size;
-	uint64_t piece = io / WRITEBACK_STARTUP_PIECES / WRITEBACK_PIECE_ALIGN * WRITEBACK_PIECE_ALIGN;
-
-	if (o->reserved || piece == 0 || !aiod_stream_starting(ctx, now)) {
-		return io;
-	}
-	return piece;
-}
-
 static void writeback_pump(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t now);
 
 static void writeback_done(void *private_data, int result)
@@ -232,7 +207,6 @@ static void writeback_queue(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t 
 static void writeback_pump(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t now)
 {
 	uint64_t io = ctx->cfg->readahead_io_size;
-	uint64_t piece = writeback_piece(ctx, o, now);
 	uint64_t cap;
 
 	if (aiod_record_scheduled(ctx, o)) {
@@ -242,9 +216,9 @@ static void writeback_pump(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t n
 	} else {
 		return;
 	}
-	while (o->wb_end - o->wb_start >= piece && o->wb_queued < cap) {
-		writeback_queue(ctx, o, o->wb_start, piece, now);
-		o->wb_start += piece;
+	while (o->wb_end - o->wb_start >= io && o->wb_queued < cap) {
+		writeback_queue(ctx, o, o->wb_start, io, now);
+		o->wb_start += io;
 	}
 }
 

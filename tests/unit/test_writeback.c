@@ -441,51 +441,6 @@ static void test_steady_writer_pumped_without_streams(void **state)
 }
 
 /*
- * While a stream starts (its first read, and a second more than its
- * prebuffer after it), a writer that reserved nothing goes to the device in
- * quarter runs; after that in whole runs again.
- */
-static void test_writer_in_pieces_while_a_stream_starts(void **state)
-{
-	struct fixture *f = *state;
-	struct aiod_ctx *ctx = f->ctx;
-	struct fake_writeback wb[8];
-	uint64_t copy, play, t0, t1, now;
-	struct aiod_open *p;
-
-	use_recorder_class(f);
-	assert_int_equal(open_as(f, "play.mxf", O_RDONLY, &play), 0);
-	p = open_of(f, play);
-	assert_true(p->rate_bps > 0);
-	assert_false(aiod_stream_starting(ctx, aiod_now_ns()));	/* opened, not yet read */
-	now = aiod_now_ns();
-	(void)aiod_stream_observe(ctx, p, 0, BS);			/* its first read */
-	assert_true(aiod_stream_starting(ctx, aiod_now_ns()));
-	assert_in_range(ctx->startup_until_ns, now + 2000000000ull, aiod_now_ns() + 2000000000ull);
-
-	assert_int_equal(open_as(f, "copy.bin", O_RDWR, &copy), 0);
-	for (uint32_t i = 0; i < 4; i++) {
-		wrote(f, copy, (uint64_t)i * BS, BS, &t0, &t1);
-		assert_int_equal(fake_engine_writebacks(ctx->engine, wb, 8), i + 1);
-		assert_int_equal(wb[i].off, (uint64_t)i * (IO_SIZE / 4));
-		assert_int_equal(wb[i].len, IO_SIZE / 4);
-	}
-	assert_int_equal(fake_engine_run(ctx->engine), 4);
-
-	ctx->startup_until_ns = aiod_now_ns();	/* start-up over */
-	for (uint32_t i = 4; i < 8; i++) {
-		wrote(f, copy, (uint64_t)i * BS, BS, &t0, &t1);
-	}
-	assert_int_equal(fake_engine_writebacks(ctx->engine, wb, 8), 1);
-	assert_int_equal(wb[0].off, IO_SIZE);
-	assert_int_equal(wb[0].len, IO_SIZE);
-	assert_int_equal(close_id(f, copy), 0);
-	assert_int_equal(close_id(f, play), 0);
-	(void)fake_engine_run(ctx->engine);
-	assert_int_equal(ctx->st.writeback_bytes, 8ull * BS);
-}
-
-/*
  * An SMB client keeps several writes in flight and smbd finishes them in
  * any order: a copy whose writes reach aiod pairwise swapped (1, 0, 3, 2...)
  * is still one sequential run, found steady by its bytes, and written back
@@ -540,8 +495,6 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_writer_ahead_waits_for_its_writeback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_steady_writer_pumped_without_streams, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reordered_copy_found_steady, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_writer_in_pieces_while_a_stream_starts, setup,
-						teardown),
 	};
 
 	if (argc > 1) {
