@@ -59,7 +59,7 @@ $(BUILD)/vfsobj/vfs_rtio/vfs_rtio.o: $(BUILD)/gen/rtio_samba.h
 
 # the client library: the session, async I/O, the reply queue, sync calls
 CLIENT_SRC := common/rtio_client.c common/rtio_client_io.c common/rtio_client_reply.c common/rtio_client_cached.c \
-	common/rtio_client_sync.c
+	common/rtio_client_sync.c common/rtio_client_pagecache.c
 COMMON_SRC := common/rtio_proto.c common/rtio_shm.c common/rtio_qos.c common/rtio_sock.c common/rtio_queue.c $(CLIENT_SRC)
 AIOD_SRC   := $(filter-out aiod/main.c,$(wildcard aiod/*.c))
 COMMON_HDR := $(wildcard common/*.h)
@@ -159,9 +159,11 @@ install-module: $(BUILD)/rtio.so
 
 UNIT_TESTS := test_proto test_size test_queue test_cache test_shm_dir test_edf test_engine test_config test_stream test_session replay_session \
 	test_dataplane test_writeback test_passthrough test_readahead test_tuning test_record test_defer test_sqos test_notify \
-	test_qos_pacing test_qos_rates test_qos_policy test_qos_flows test_aiodctl test_doctor
+	test_qos_pacing test_qos_rates test_qos_policy test_qos_flows test_aiodctl test_doctor test_pagecache
 test_proto_SRC  := common/rtio_proto.c common/rtio_shm.c
 test_size_SRC   := common/rtio_size.c
+# a real file on /var/tmp (not tmpfs: the test drops and reads back its pages)
+test_pagecache_SRC := common/rtio_client_pagecache.c
 test_queue_SRC  := common/rtio_queue.c
 test_cache_SRC  := aiod/cache.c aiod/cache_dir.c common/rtio_shm.c
 test_shm_dir_SRC := aiod/cache.c aiod/cache_dir.c common/rtio_shm.c

@@ -176,6 +176,16 @@ ssize_t rtio_client_read_cached(struct rtio_client *c, const struct rtio_file *f
 				size_t n, off_t off);
 
 /*
+ * Whether the kernel's page cache holds every page of [off, off + len) of
+ * fd (cachestat(2)): 1 yes, 0 no, -errno when it cannot tell (-ENOSYS
+ * before Linux 6.5, -EINVAL for len 0, -EPERM unless the caller owns the
+ * file, may write it or is root). Pages past the end of the file are
+ * never cached: clip len to the file first. rtio_client_pagecache.c says
+ * why the sendfile path asks.
+ */
+int rtio_page_cached(int fd, uint64_t off, uint64_t len);
+
+/*
  * Whether the caller should read [off, off + n) of f from the file itself
  * (its own descriptor, through the page cache) instead of asking aiod: a
  * random read (off is not within two blocks or two reads of prev_end, where

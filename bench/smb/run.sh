@@ -23,10 +23,21 @@
 #        RTIO_PROFILE (a device profile from aiod --calibrate for
 #        [admission] profile; without one aiod knows no capacity and
 #        leaves steady writers to the kernel)
+#        BENCH_SENDFILE (1: every share with "use sendfile = yes" and "aio
+#        read size = 0", the client unsigned: smbd's sendfile path, the
+#        setting media facilities run to their edit bays. plain and
+#        io_uring: the kernel's sendfile from the page cache; rtio: sendmsg()
+#        from aiod's pinned cache blocks (vfs_rtio_sendfile.c). Before
+#        timing, one get from an rtio share must log the module's sendfile
+#        line, or the run stops.)
 #
-# cold: page cache dropped, aiod restarted (empty cache). hot: each
-# configuration's own cache holds the file: the page cache for plain and
-# io_uring; for rtio aiod's cache too (one read through aiod: aiodctl cat).
+# cold: page cache dropped, aiod restarted (empty cache). hot: as a share's
+# own reads leave the file: its pages dropped, then one get through the
+# share, so plain and io_uring find it in the page cache and rtio with
+# direct_io = yes (as deployed) in aiod's cache only (aiod reads O_DIRECT).
+# BENCH_WARM=both instead fills both caches for every share (cat, and
+# aiodctl cat for rtio): how rtio does when the page cache holds a file too
+# (written or read outside aiod), not what rtio's own reads leave.
 #
 # Copyright (C) 2026 rtio developers
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -46,6 +57,16 @@ PASS=rtio-Bench-pw1
 CONFIGS=${BENCH_CONFIGS:-plain iouring rtioround rtio}
 OPS=${BENCH_OPS:-get put}
 MODES=${BENCH_MODES:-cold hot}
+SENDFILE=${BENCH_SENDFILE:-0}
+WARM=${BENCH_WARM:-share}
+case $WARM in
+share | both) ;;
+*) echo "bench/smb: BENCH_WARM must be share or both, not '$WARM'" >&2; exit 2 ;;
+esac
+case $SENDFILE in
+0 | 1) ;;
+*) echo "bench/smb: BENCH_SENDFILE must be 0 or 1, not '$SENDFILE'" >&2; exit 2 ;;
+esac
 RTIO_DIRECT=${RTIO_DIRECT:-1}
 
 die() { echo "bench/smb: $*" >&2; exit 1; }
@@ -95,26 +116,37 @@ if [ -n "${RTIO_PROFILE:-}" ]; then
 	printf '[admission]\nprofile = %s\n' "$RTIO_PROFILE" >> "$T/aiod.ini"
 fi
 rtio_smb_global "$T" "$PORT" > "$T/smb.conf"
+# smbd sends with sendfile only for unsigned, unencrypted sessions
+share_opts=""
+CLIENT_OPTS=()
+if [ "$SENDFILE" = 1 ]; then
+	share_opts=$'\tuse sendfile = yes\n\taio read size = 0'
+	CLIENT_OPTS=(--option='client signing=disabled')
+fi
 cat >> "$T/smb.conf" <<EOF
 	log level = 0
 [plain]
 	path = $T/share/plain
 	read only = no
+$share_opts
 [iouring]
 	path = $T/share/iouring
 	read only = no
 	vfs objects = io_uring
+$share_opts
 [rtio]
 	path = $T/share/rtio
 	read only = no
 	vfs objects = rtio
 	rtio:socket = $T/aiod/aiod.sock
+$share_opts
 [rtioround]
 	path = $T/share/rtioround
 	read only = no
 	vfs objects = rtio
 	rtio:socket = $T/aiod/aiod.sock
 	rtio:hits = aiod
+$share_opts
 EOF
 printf '%s\n%s\n' "$PASS" "$PASS" | smbpasswd -c "$T/smb.conf" -a -s "$USER_NAME" >/dev/null ||
 	die "smbpasswd failed"
@@ -130,6 +162,19 @@ stop_aiod() {
 	kill -TERM "$AIOD_PID" 2>/dev/null
 	wait "$AIOD_PID" 2>/dev/null
 	AIOD_PID=""
+}
+# one smbclient command on share $1 as the bench user
+smb_cmd() {
+	smbclient "//127.0.0.1/$1" -p "$PORT" -U "$USER_NAME%$PASS" \
+		--option='client min protocol=SMB3' "${CLIENT_OPTS[@]}" -c "$2" > "$T/log/client.out" 2>&1 ||
+		die "smbclient $1 '$2' failed: $(tail -2 "$T/log/client.out")"
+}
+# drop a file's pages from the page cache (written back first), nothing else's
+drop_pages() {
+	sync "$1" && /usr/bin/python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+os.close(fd)' "$1" || die "cannot drop the pages of $1"
 }
 # utime + stime of a process, plus its reaped children's (clock ticks)
 cpu_ticks() { awk '{print $14 + $15 + $16 + $17}' "/proc/$1/stat" 2>/dev/null || echo 0; }
@@ -155,6 +200,25 @@ for c in $CONFIGS; do
 done
 sync
 
+# The sendfile path is taken only when smbd's conditions hold (unsigned,
+# unencrypted, no aio read): prove it on an rtio share before timing. With
+# the file in aiod's cache, a read smbd copies itself is a HIT (hit_reads);
+# only the sendfile path asks aiod to pin the blocks (READ0: cache_hits).
+stat_of() { "$BUILD/aiodctl" -s "$T/aiod/aiod.sock" stats | sed -n "s/^$1=//p" | grep .; }
+if [ "$SENDFILE" = 1 ]; then
+	for c in $CONFIGS; do
+		case $c in rtio*) ;; *) continue ;; esac
+		drop_pages "$T/share/$c/big.bin"
+		smb_cmd "$c" "get big.bin /dev/null"	# into aiod's cache, as the timed runs find it
+		h0=$(stat_of hit_reads) && p0=$(stat_of cache_hits) || die "aiodctl stats failed"
+		smb_cmd "$c" "get big.bin /dev/null"
+		h1=$(stat_of hit_reads) && p1=$(stat_of cache_hits) || die "aiodctl stats failed"
+		[ "$h1" = "$h0" ] && [ "$p1" -gt "$p0" ] ||
+			die "share $c did not take rtio's sendfile path (hit_reads $h0 -> $h1, cache_hits $p0 -> $p1; aiod: $("$BUILD/aiodctl" -s "$T/aiod/aiod.sock" stats | grep -E '^(requests|errors|cache_misses|sessions|files)=' | tr '\n' ' '))"
+		echo "bench/smb: $c took rtio's sendfile path ($((p1 - p0)) blocks pinned and sent, no copied read)"
+	done
+fi
+
 HZ=$(getconf CLK_TCK)
 calc() { awk "BEGIN { printf \"%.6f\", $1 }"; }
 out=$T/results.jsonl
@@ -171,12 +235,17 @@ for r in $(seq "$RUNS"); do
 					echo 3 > /proc/sys/vm/drop_caches
 					if [ "$aiod_share" = 1 ]; then stop_aiod; start_aiod; fi
 				else
-					# hot: the file is in the page cache, and in aiod's cache as far as it fits
-					cat "$T/share/$c/big.bin" > /dev/null
 					cat "$T/src.bin" > /dev/null
-					if [ "$aiod_share" = 1 ] && [ "$op" = get ]; then
-						"$BUILD/aiodctl" -s "$T/aiod/aiod.sock" cat "$T/share/$c/big.bin" > /dev/null ||
-							die "warming aiod's cache failed"
+					if [ "$WARM" = both ]; then
+						cat "$T/share/$c/big.bin" > /dev/null
+						if [ "$aiod_share" = 1 ] && [ "$op" = get ]; then
+							"$BUILD/aiodctl" -s "$T/aiod/aiod.sock" cat "$T/share/$c/big.bin" \
+								> /dev/null || die "warming aiod's cache failed"
+						fi
+					elif [ "$op" = get ]; then
+						# what the share's own last read left in its caches
+						drop_pages "$T/share/$c/big.bin"
+						smb_cmd "$c" "get big.bin /dev/null"
 					fi
 				fi
 				s0=$(cpu_ticks "$SMBD_PID")
@@ -189,9 +258,7 @@ for r in $(seq "$RUNS"); do
 				else
 					cmd="put $T/src.bin put.bin"
 				fi
-				smbclient "//127.0.0.1/$c" -p "$PORT" -U "$USER_NAME%$PASS" \
-					--option='client min protocol=SMB3' -c "$cmd" > "$T/log/client.out" 2>&1 ||
-					die "smbclient $c $op failed: $(tail -2 "$T/log/client.out")"
+				smb_cmd "$c" "$cmd"
 				t1=$(date +%s.%N)
 				sleep 0.2	# let smbd reap the connection's child
 				s1=$(cpu_ticks "$SMBD_PID")
@@ -211,7 +278,7 @@ done
 stamp=$(date -u +%Y-%m-%d-%H%M)
 mkdir -p "$root/bench/results"
 /usr/bin/python3 "$here/report.py" "$out" "$root/bench/results/smb-$stamp" \
-	"RTIO_DIRECT=$RTIO_DIRECT RTIO_STREAM_CLASS=${RTIO_STREAM_CLASS:-0}${RTIO_PROFILE:+ RTIO_PROFILE=$RTIO_PROFILE} BENCH_CONFIGS='$CONFIGS' BENCH_OPS='$OPS' BENCH_MODES='$MODES' bench/smb/run.sh $RUNS $SIZE_MIB" ||
+	"RTIO_DIRECT=$RTIO_DIRECT RTIO_STREAM_CLASS=${RTIO_STREAM_CLASS:-0} BENCH_SENDFILE=$SENDFILE BENCH_WARM=$WARM${RTIO_PROFILE:+ RTIO_PROFILE=$RTIO_PROFILE} BENCH_CONFIGS='$CONFIGS' BENCH_OPS='$OPS' BENCH_MODES='$MODES' bench/smb/run.sh $RUNS $SIZE_MIB" ||
 	die "report failed"
 {
 	printf '\nshmem_enabled during the run: %s; aiod: %s\n' "$(bench_thp_setting)" \

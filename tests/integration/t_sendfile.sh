@@ -1,14 +1,16 @@
-# sendfile straight from aiod's cache. smbd takes its sendfile path only for
-# unsigned, unencrypted sessions with "use sendfile = yes" and "aio read size
-# = 0", so this runs a private instance: a guest share, vfs log level 5 to see
-# the module's sendfile line, and aiod with max_io = 1M so one SMB read of
-# several MiB goes out in several pinned pieces.
+# The sendfile path. smbd takes it only for unsigned, unencrypted sessions
+# with "use sendfile = yes" and "aio read size = 0", so this runs a private
+# instance: a guest share, vfs log level 5 to see the module's sendfile
+# lines, and aiod with max_io = 1M so one SMB read of several MiB goes out in
+# several pinned pieces. Every file is read twice: first while the page
+# cache holds it (just written: the kernel sends it, as on a plain share),
+# then with its pages dropped (from aiod's cache).
 #
 # Copyright (C) 2026 rtio developers
 # SPDX-License-Identifier: GPL-3.0-or-later
 
 t_sendfile() {
-	local port=$((IT_PORT + 3)) n f rc=0
+	local port=$((IT_PORT + 3)) n f pass line rc=0
 	it_private sendfile "$port" '[engine]\nmax_io = 1M' \
 		'\tguest ok = yes\n\tuse sendfile = yes\n\taio read size = 0' \
 		'\tmap to guest = bad user\n\tlog level = 1 vfs:5'
@@ -16,13 +18,31 @@ t_sendfile() {
 		f=$PRIV_DIR/share/f.$n
 		head -c "$n" /dev/urandom > "$f"
 		chmod 644 "$f"
-		smbclient "//127.0.0.1/s" -p "$port" -N -c "get f.$n $PRIV_DIR/got.$n" > /dev/null 2>&1 ||
-			{ echo "get of $n bytes failed"; rc=1; }
-		cmp "$f" "$PRIV_DIR/got.$n" || { echo "size $n: content differs"; rc=1; }
 	done
-	# The module's own line proves the cache path was taken, not the kernel's.
-	grep -q "rtio: sendfile of 7340032 bytes of f.7340032 from aiod's cache" \
-		"$IT_T/log/smbd-sendfile.log" || { echo "no sendfile from the cache logged"; rc=1; }
+	for pass in page-cache aiod; do
+		if [ "$pass" = aiod ]; then
+			# written back, then dropped: only aiod can serve them now
+			sync
+			/usr/bin/python3 -c 'import os, sys
+for p in sys.argv[1:]:
+    fd = os.open(p, os.O_RDONLY)
+    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    os.close(fd)' "$PRIV_DIR"/share/f.* || { echo "cannot drop the files' pages"; rc=1; }
+		fi
+		for n in 1 4095 $((3 * 1024 * 1024 + 17)) $((7 * 1024 * 1024)); do
+			f=$PRIV_DIR/share/f.$n
+			rm -f "$PRIV_DIR/got.$n"
+			smbclient "//127.0.0.1/s" -p "$port" -N -c "get f.$n $PRIV_DIR/got.$n" > /dev/null 2>&1 ||
+				{ echo "$pass: get of $n bytes failed"; rc=1; }
+			cmp "$f" "$PRIV_DIR/got.$n" || { echo "$pass: size $n: content differs"; rc=1; }
+		done
+		# The module's own lines prove which path was taken, not the kernel's alone.
+		case $pass in
+		page-cache) line="rtio: sendfile of 7340032 bytes of f.7340032 from the page cache" ;;
+		aiod) line="rtio: sendfile of 7340032 bytes of f.7340032 from aiod's cache" ;;
+		esac
+		grep -q "$line" "$IT_T/log/smbd-sendfile.log" || { echo "$pass: not logged: $line"; rc=1; }
+	done
 	"$BUILD/aiodctl" -s "$PRIV_SOCK" stats | grep -E '^(requests|blocks_pinned)='
 	"$BUILD/aiodctl" -s "$PRIV_SOCK" stats | grep -q '^blocks_pinned=0$' || rc=1
 	it_private_stop
