@@ -176,6 +176,22 @@ ssize_t rtio_client_read_cached(struct rtio_client *c, const struct rtio_file *f
 				size_t n, off_t off);
 
 /*
+ * Whether nothing on the device is owed a rate now (no admitted stream or
+ * recorder, no QoS reservation: rtio_shm_header.random_local), so a read
+ * the caller makes itself cannot cost anybody a deadline.
+ */
+bool rtio_client_nothing_owed(const struct rtio_client *c);
+
+/*
+ * Whether aiod's cache holds every byte of [off, off + n) of f now, as its
+ * directory in the shared region shows (advice: a block may go the next
+ * moment). Also true when the client cannot tell (aiod away, an aiod
+ * without the directory): the caller then asks aiod, as it would anyway.
+ */
+bool rtio_client_may_hold(const struct rtio_client *c, const struct rtio_file *f, off_t off,
+			  size_t n);
+
+/*
  * Whether the kernel's page cache holds every page of [off, off + len) of
  * fd (cachestat(2)): 1 yes, 0 no, -errno when it cannot tell (-ENOSYS
  * before Linux 6.5, -EINVAL for len 0, -EPERM unless the caller owns the

@@ -97,7 +97,23 @@ bool rtio_client_read_yourself(const struct rtio_client *c, const struct rtio_fi
 	if (file_size <= (uint64_t)h->nblocks * h->block_size / 8) {
 		return false;	/* aiod caches it whole: its random re-reads hit */
 	}
-	return __atomic_load_n(&h->random_local, __ATOMIC_ACQUIRE) == 1;
+	return rtio_client_nothing_owed(c);
+}
+
+bool rtio_client_nothing_owed(const struct rtio_client *c)
+{
+	const struct rtio_shm_header *h = (const struct rtio_shm_header *)c->shm;
+
+	return c->alive && h != NULL && __atomic_load_n(&h->random_local, __ATOMIC_ACQUIRE) == 1;
+}
+
+bool rtio_client_may_hold(const struct rtio_client *c, const struct rtio_file *f, off_t off,
+			  size_t n)
+{
+	if (!c->alive || c->shm == NULL || !(c->features & RTIO_FEAT_HIT) || off < 0 || n == 0) {
+		return true;	/* cannot tell */
+	}
+	return rtio_shm_dir_holds(c->shm, f->dev, f->ino, n, (uint64_t)off);
 }
 
 int64_t rtio_client_aiod_silent_ms(const struct rtio_client *c)

@@ -55,8 +55,9 @@ static uint32_t dir_find(const struct rtio_shm_header *h, const struct rtio_shm_
 	return RTIO_SHM_NONE;
 }
 
-size_t rtio_shm_dir_copy(const uint8_t *base, uint64_t dev, uint64_t ino, void *buf, size_t n,
-			 uint64_t off)
+/* buf NULL: only look (rtio_shm_dir_holds()) */
+static size_t dir_walk(const uint8_t *base, uint64_t dev, uint64_t ino, void *buf, size_t n,
+		       uint64_t off)
 {
 	const struct rtio_shm_header *h = (const struct rtio_shm_header *)base;
 	const struct rtio_shm_dirent *dir = (const struct rtio_shm_dirent *)(base + h->dir_off);
@@ -82,6 +83,10 @@ size_t rtio_shm_dir_copy(const uint8_t *base, uint64_t dev, uint64_t ino, void *
 		if (idx == RTIO_SHM_NONE) {
 			return 0;
 		}
+		if (out == NULL) {
+			done += len;
+			continue;
+		}
 		memcpy(out + done, base + h->data_off + (uint64_t)idx * bs + in_blk, len);
 		/* The copy must be complete before seq is read again (seqlock read side). */
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
@@ -91,4 +96,15 @@ size_t rtio_shm_dir_copy(const uint8_t *base, uint64_t dev, uint64_t ino, void *
 		done += len;
 	}
 	return n;
+}
+
+size_t rtio_shm_dir_copy(const uint8_t *base, uint64_t dev, uint64_t ino, void *buf, size_t n,
+			 uint64_t off)
+{
+	return buf != NULL ? dir_walk(base, dev, ino, buf, n, off) : 0;
+}
+
+bool rtio_shm_dir_holds(const uint8_t *base, uint64_t dev, uint64_t ino, size_t n, uint64_t off)
+{
+	return dir_walk(base, dev, ino, NULL, n, off) == n;
 }

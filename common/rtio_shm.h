@@ -30,6 +30,7 @@
 #ifndef RTIO_SHM_H
 #define RTIO_SHM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -160,5 +161,12 @@ int rtio_shm_check(const struct rtio_shm_header *hdr, uint64_t size);
 #define RTIO_SHM_MAX_STEPS 16
 size_t rtio_shm_dir_copy(const uint8_t *base, uint64_t dev, uint64_t ino, void *buf, size_t n,
 			 uint64_t off);
+
+/*
+ * Whether the directory shows every byte of [off, off + n) of (dev, ino) in
+ * a stable cached block now: rtio_shm_dir_copy() without the copy. Advice
+ * only (aiod may evict a block the next moment): for choosing a path.
+ */
+bool rtio_shm_dir_holds(const uint8_t *base, uint64_t dev, uint64_t ino, size_t n, uint64_t off);
 
 #endif

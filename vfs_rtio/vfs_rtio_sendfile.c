@@ -5,11 +5,12 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  *
  * sendfile ("use sendfile = yes", "aio read size = 0", unsigned sessions):
- * what the page cache holds whole the kernel sends from smbd's descriptor,
- * without a copy, as on a plain share (rtio_client_pagecache.c). Anything
- * else goes from aiod's shared cache straight to the socket, never through
- * smbd's buffers: READ0 pins the blocks, sendmsg() hands the kernel the
- * pinned pages (it copies them), READ1 unpins them. Like sys_sendfile(), the header goes
+ * what the page cache holds whole, and while nothing is owed a rate what
+ * aiod's cache does not hold, the kernel sends from smbd's descriptor as on a
+ * plain share (vfs_rtio_sendfile_kernel()). A stream's reads and the rest go
+ * from aiod's shared cache straight to the socket, never through smbd's
+ * buffers: READ0 pins the blocks, sendmsg() hands the kernel the pinned pages
+ * (it copies them), READ1 unpins them. Like sys_sendfile(), the header goes
  * first (corked with MSG_MORE) and the socket is made blocking for the
  * duration, because nothing else may be sent on it in between.
  *
@@ -175,16 +176,27 @@ out:
 }
 
 /*
- * The page cache holds the whole range: the kernel sends its pages by
- * reference, which costs less than any copy out of aiod's cache (hot 1 GiB
- * gets: plain 0.16 CPU s/GiB, aiod's cache 0.23, smb-2026-11-24-1319.md).
- * Not for a stream: aiod's deadlines and read-ahead follow its every read.
+ * Whether the kernel sends [offset, offset + n) from smbd's descriptor, as on
+ * a plain share, instead of aiod from its cache. Never a stream's read:
+ * aiod's deadlines and read-ahead follow its every read. Any other read:
+ *  - while nothing on the device is owed a rate, when aiod's cache does not
+ *    hold the range: the kernel reads it into the page cache, and the next
+ *    sendfile of it goes by reference. Through aiod (direct_io = yes) it
+ *    would live in aiod's cache only, and every hot sendfile would copy it:
+ *    0.69x a plain share's hot gets at 1.41x its CPU per GiB
+ *    (smb-2026-11-24-1332.md). While a stream or a reservation is owed a
+ *    rate, the device is aiod's to order, as for rtio:random = local;
+ *  - when the page cache holds it whole: sent by reference, no copy, no
+ *    device time (hot gets from both caches: 0.74x plain -> 0.93x,
+ *    smb-2026-11-24-1319.md, -1330.md).
  * The read still moves read_end, as a routed read does (vfs_rtio_io.h).
  */
-static bool vfs_rtio_sendfile_page_cached(files_struct *fsp, struct vfs_rtio_fsp *ext,
-					  off_t offset, size_t n)
+static bool vfs_rtio_sendfile_kernel(files_struct *fsp, struct vfs_rtio_fsp *ext,
+				     const struct rtio_client *client, off_t offset, size_t n)
 {
+	const struct rtio_file f = { .file_id = ext->file_id, .dev = ext->dev, .ino = ext->ino };
 	off_t size = fsp->fsp_name->st.st_ex_size;
+	const char *why = NULL;
 	uint64_t len;
 	int ret;
 
@@ -192,22 +204,27 @@ static bool vfs_rtio_sendfile_page_cached(files_struct *fsp, struct vfs_rtio_fsp
 		return false;
 	}
 	len = MIN((uint64_t)n, (uint64_t)(size - offset));
-	/*
-	 * cachestat answers only who owns or may write the file (like
-	 * mincore: no page-cache side channel), and readers rarely do.
-	 * Only this process learns the answer, to pick a path.
-	 */
-	become_root();
-	ret = rtio_page_cached(fsp_get_io_fd(fsp), (uint64_t)offset, len);
-	unbecome_root();
-	if (ret != 1) {
-		DBG_DEBUG("rtio: %s [%jd, +%" PRIu64 "): page cache %s\n", fsp_str_dbg(fsp),
-			  (intmax_t)offset, len, ret == 0 ? "misses pages" : strerror(-ret));
-		return false;
+	if (rtio_client_nothing_owed(client) && !rtio_client_may_hold(client, &f, offset, len)) {
+		why = "nothing is owed a rate, aiod's cache does not hold it";
+	} else {
+		/*
+		 * cachestat answers only who owns or may write the file (like
+		 * mincore: no page-cache side channel), and readers rarely do.
+		 * Only this process learns the answer, to pick a path.
+		 */
+		become_root();
+		ret = rtio_page_cached(fsp_get_io_fd(fsp), (uint64_t)offset, len);
+		unbecome_root();
+		if (ret != 1) {
+			DBG_DEBUG("rtio: %s [%jd, +%" PRIu64 "): page cache %s\n", fsp_str_dbg(fsp),
+				  (intmax_t)offset, len, ret == 0 ? "misses pages" : strerror(-ret));
+			return false;
+		}
+		why = "the page cache holds it";
 	}
 	ext->read_end = (uint64_t)offset + n;
-	DBG_INFO("rtio: sendfile of %" PRIu64 " bytes of %s from the page cache\n", len,
-		 fsp_str_dbg(fsp));
+	DBG_INFO("rtio: sendfile of %" PRIu64 " bytes of %s by the kernel: %s\n", len,
+		 fsp_str_dbg(fsp), why);
 	return true;
 }
 
@@ -226,7 +243,7 @@ ssize_t vfs_rtio_sendfile(struct vfs_handle_struct *handle, int tofd, files_stru
 	if (client == NULL || n == 0) {
 		return SMB_VFS_NEXT_SENDFILE(handle, tofd, fromfsp, hdr, offset, n);
 	}
-	if (vfs_rtio_sendfile_page_cached(fromfsp, ext, offset, n)) {
+	if (vfs_rtio_sendfile_kernel(fromfsp, ext, client, offset, n)) {
 		vfs_rtio_session_count_local_read(ext->session, n);
 		return SMB_VFS_NEXT_SENDFILE(handle, tofd, fromfsp, hdr, offset, n);
 	}
