@@ -28,7 +28,7 @@ const struct aiodctl_stat_field aiodctl_stat_fields[] = {
 	F(hit_bytes, COUNTER, "rtio_client_copied_read_bytes_total",
 	  "Bytes of those reads (also counted in rtio_client_read_bytes_total)."),
 	F(local_reads, COUNTER, "rtio_client_local_reads_total",
-	  "Reads smbd made itself, without aiod, as reported: random reads (rtio:random = local) and sendfiles the page cache held."),
+	  "Reads smbd made itself, without aiod, as reported: random reads (rtio:random = local) and sendfiles left to the kernel."),
 	F(local_bytes, COUNTER, "rtio_client_local_read_bytes_total",
 	  "Bytes of those reads (not in rtio_client_read_bytes_total: aiod returned none)."),
 	F(cache_misses, COUNTER, "rtio_cache_miss_blocks_total",
