@@ -11,7 +11,8 @@
 #         then bench/mixed/smallfiles.sh (5,000 small files over SMB),
 #         bench/mixed/manyconn.sh (200 clients at once over SMB) and
 #         bench/mixed/smbrandom.sh (random 4 KiB / 1 MiB reads over SMB)
-#   smb  bench/smb/run.sh   smbclient get/put: plain vs io_uring vs rtio shares
+#   smb  bench/smb/run.sh   smbclient get/put: plain vs io_uring vs rtio shares,
+#        then gets on smbd's sendfile path (BENCH_SENDFILE=1, issue 15)
 #   zerocopy bench/zerocopy/run.sh  MSG_ZEROCOPY vs send() over loopback and veth (issue 15)
 #   qos  bench/qos/run.sh   what QoS pacing costs, how exactly a limit holds (issue 13),
 #        then bench/qos/scenario.sh (a reserved bay, a limited ingest station and
@@ -34,7 +35,9 @@ for b in ${BENCH:-fio mixed smb zerocopy qos rt}; do
 		"$here/mixed/smallfiles.sh" || status=1
 		"$here/mixed/manyconn.sh" || status=1
 		"$here/mixed/smbrandom.sh" || status=1 ;;
-	smb) "$here/smb/run.sh" || status=1 ;;
+	smb) "$here/smb/run.sh" || status=1
+		BENCH_SENDFILE=1 BENCH_OPS=get BENCH_CONFIGS="plain iouring rtio" "$here/smb/run.sh" ||
+			status=1 ;;
 	zerocopy) "$here/zerocopy/run.sh" || status=1 ;;
 	qos) "$here/qos/run.sh" || status=1
 		"$here/qos/scenario.sh" || status=1 ;;
