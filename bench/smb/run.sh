@@ -31,7 +31,8 @@
 #        timing, one get from an rtio share must log the module's sendfile
 #        line, or the run stops.)
 #
-# cold: page cache dropped, aiod restarted (empty cache). hot: as a share's
+# cold: page cache dropped, aiod restarted (empty cache; before every
+# share's cold run, so they all follow a restart alike). hot: as a share's
 # own reads leave the file: its pages dropped, then one get through the
 # share, so plain and io_uring find it in the page cache and rtio with
 # direct_io = yes (as deployed) in aiod's cache only (aiod reads O_DIRECT).
@@ -234,7 +235,11 @@ for r in $(seq "$RUNS"); do
 				if [ "$mode" = cold ]; then
 					sync
 					echo 3 > /proc/sys/vm/drop_caches
-					if [ "$aiod_share" = 1 ]; then stop_aiod; start_aiod; fi
+					# every share's cold run, not only rtio's: restarting aiod
+					# frees and maps its whole cache (mlocked, huge pages), and
+					# what that costs the next seconds' reads is the same for all
+					stop_aiod
+					start_aiod
 				else
 					cat "$T/src.bin" > /dev/null
 					if [ "$WARM" = both ]; then
