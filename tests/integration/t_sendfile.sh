@@ -11,13 +11,15 @@
 #               sent from aiod's pinned blocks;
 #   page-cache  in aiod's cache and read back into the page cache: the
 #               kernel sends the page cache's pages, without a copy.
+# A stream's file (class t) goes through aiod even from the page cache: its
+# deadlines and read-ahead follow every read.
 #
 # Copyright (C) 2026 rtio developers
 # SPDX-License-Identifier: GPL-3.0-or-later
 
 t_sendfile() {
 	local port=$((IT_PORT + 3)) n f pass line rc=0
-	it_private sendfile "$port" '[engine]\nmax_io = 1M' \
+	it_private sendfile "$port" '[engine]\nmax_io = 1M\n[stream.t]\nmatch = v.*\nbitrate = 10M\nprebuffer_ms = 100' \
 		'\tguest ok = yes\n\tuse sendfile = yes\n\taio read size = 0' \
 		'\tmap to guest = bad user\n\tlog level = 1 vfs:5'
 	for n in 1 4095 $((3 * 1024 * 1024 + 17)) $((7 * 1024 * 1024)); do
@@ -58,6 +60,16 @@ for p in sys.argv[1:]:
 		# (a line no earlier pass can have written)
 		grep -qF "$line" "$IT_T/log/smbd-sendfile.log" || { echo "$pass: not logged: $line"; rc=1; }
 	done
+	f=$PRIV_DIR/share/v.mxf
+	head -c $((5 * 1024 * 1024)) /dev/urandom > "$f"
+	chmod 644 "$f"
+	smbclient "//127.0.0.1/s" -p "$port" -N -c "get v.mxf $PRIV_DIR/got.v" > /dev/null 2>&1 ||
+		{ echo "stream: get failed"; rc=1; }
+	cmp "$f" "$PRIV_DIR/got.v" || { echo "stream: content differs"; rc=1; }
+	grep -qF "rtio: sendfile of 5242880 bytes of v.mxf from aiod's cache" "$IT_T/log/smbd-sendfile.log" ||
+		{ echo "stream: not sent from aiod's cache"; rc=1; }
+	! grep -qF "of v.mxf by the kernel" "$IT_T/log/smbd-sendfile.log" ||
+		{ echo "stream: a read went to the kernel"; rc=1; }
 	"$BUILD/aiodctl" -s "$PRIV_SOCK" stats | grep -E '^(requests|blocks_pinned)='
 	"$BUILD/aiodctl" -s "$PRIV_SOCK" stats | grep -q '^blocks_pinned=0$' || rc=1
 	it_private_stop
