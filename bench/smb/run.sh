@@ -23,6 +23,9 @@
 #        RTIO_PROFILE (a device profile from aiod --calibrate for
 #        [admission] profile; without one aiod knows no capacity and
 #        leaves steady writers to the kernel)
+#        BENCH_NET (lo: the client on 127.0.0.1, the default; veth: the
+#        client in a network namespace across a veth pair, which the
+#        kernel treats like a NIC's path, 10.252.0.1 <- 10.252.0.2)
 #        BENCH_SENDFILE (1: every share with "use sendfile = yes" and "aio
 #        read size = 0", the client unsigned: smbd's sendfile path, the
 #        setting media facilities run to their edit bays. plain and
@@ -60,6 +63,13 @@ OPS=${BENCH_OPS:-get put}
 MODES=${BENCH_MODES:-cold hot}
 SENDFILE=${BENCH_SENDFILE:-0}
 WARM=${BENCH_WARM:-share}
+NET=${BENCH_NET:-lo}
+case $NET in
+lo) HOST=127.0.0.1 ;;
+veth) HOST=10.252.0.1 ;;
+*) echo "bench/smb: BENCH_NET must be lo or veth, not '$NET'" >&2; exit 2 ;;
+esac
+NS=rtiosmb$$
 case $WARM in
 share | both) ;;
 *) echo "bench/smb: BENCH_WARM must be share or both, not '$WARM'" >&2; exit 2 ;;
@@ -86,11 +96,24 @@ cleanup() {
 	[ -n "$AIOD_PID" ] && kill -TERM "$AIOD_PID" 2>/dev/null && wait "$AIOD_PID" 2>/dev/null
 	rm -rf "$T"
 	bench_thp_restore
+	if [ "$NET" = veth ]; then
+		ip link del "${NS}a" 2>/dev/null
+		ip netns del "$NS" 2>/dev/null
+	fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 bench_thp_enable
+CLIENT_NS=()
+if [ "$NET" = veth ]; then
+	ip netns add "$NS" || die "ip netns add $NS failed"
+	ip link add "${NS}a" type veth peer name "${NS}b" netns "$NS" || die "veth pair failed"
+	ip addr add 10.252.0.1/24 dev "${NS}a" && ip link set "${NS}a" up &&
+		ip -n "$NS" addr add 10.252.0.2/24 dev "${NS}b" && ip -n "$NS" link set "${NS}b" up &&
+		ip -n "$NS" link set lo up || die "veth addresses failed"
+	CLIENT_NS=(ip netns exec "$NS")
+fi
 rtio_smb_dirs "$T"
 mkdir -p "$T"/{aiod,log} "$T"/share/{plain,iouring,rtio,rtioround}
 id "$USER_NAME" >/dev/null 2>&1 || useradd --system --no-create-home "$USER_NAME" ||
@@ -126,6 +149,7 @@ if [ "$SENDFILE" = 1 ]; then
 fi
 cat >> "$T/smb.conf" <<EOF
 	log level = 0
+	interfaces = lo $([ "$NET" = veth ] && echo 10.252.0.1/24)
 [plain]
 	path = $T/share/plain
 	read only = no
@@ -166,7 +190,7 @@ stop_aiod() {
 }
 # one smbclient command on share $1 as the bench user
 smb_cmd() {
-	smbclient "//127.0.0.1/$1" -p "$PORT" -U "$USER_NAME%$PASS" \
+	"${CLIENT_NS[@]}" smbclient "//$HOST/$1" -p "$PORT" -U "$USER_NAME%$PASS" \
 		--option='client min protocol=SMB3' "${CLIENT_OPTS[@]}" -c "$2" > "$T/log/client.out" 2>&1 ||
 		die "smbclient $1 '$2' failed: $(tail -2 "$T/log/client.out")"
 }
@@ -191,7 +215,7 @@ wb_bytes() {
 start_aiod
 smbd -F --debug-stdout -s "$T/smb.conf" > "$T/log/smbd.log" 2>&1 &
 SMBD_PID=$!
-for _ in $(seq 200); do (exec 3<>/dev/tcp/127.0.0.1/"$PORT") 2>/dev/null && break; sleep 0.1; done
+for _ in $(seq 200); do (exec 3<>/dev/tcp/"$HOST"/"$PORT") 2>/dev/null && break; sleep 0.1; done
 
 echo "bench/smb: writing ${SIZE_MIB} MiB test files"
 head -c $((SIZE_MIB * 1024 * 1024)) /dev/urandom > "$T/src.bin" || die "cannot write $T/src.bin"
@@ -284,7 +308,7 @@ done
 stamp=$(date -u +%Y-%m-%d-%H%M)
 mkdir -p "$root/bench/results"
 /usr/bin/python3 "$here/report.py" "$out" "$root/bench/results/smb-$stamp" \
-	"RTIO_DIRECT=$RTIO_DIRECT RTIO_STREAM_CLASS=${RTIO_STREAM_CLASS:-0} BENCH_SENDFILE=$SENDFILE BENCH_WARM=$WARM${RTIO_PROFILE:+ RTIO_PROFILE=$RTIO_PROFILE} BENCH_CONFIGS='$CONFIGS' BENCH_OPS='$OPS' BENCH_MODES='$MODES' bench/smb/run.sh $RUNS $SIZE_MIB" ||
+	"RTIO_DIRECT=$RTIO_DIRECT RTIO_STREAM_CLASS=${RTIO_STREAM_CLASS:-0} BENCH_SENDFILE=$SENDFILE BENCH_WARM=$WARM BENCH_NET=$NET${RTIO_PROFILE:+ RTIO_PROFILE=$RTIO_PROFILE} BENCH_CONFIGS='$CONFIGS' BENCH_OPS='$OPS' BENCH_MODES='$MODES' bench/smb/run.sh $RUNS $SIZE_MIB" ||
 	die "report failed"
 {
 	printf '\nshmem_enabled during the run: %s; aiod: %s\n' "$(bench_thp_setting)" \
