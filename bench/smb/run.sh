@@ -42,6 +42,9 @@
 # BENCH_WARM=both instead fills both caches for every share (cat, and
 # aiodctl cat for rtio): how rtio does when the page cache holds a file too
 # (written or read outside aiod), not what rtio's own reads leave.
+# BENCH_WARM=page: the page cache holds the file and aiod's cache does not
+# (aiod restarted before every share's run): a file just written, render
+# output or an ingest, read back.
 #
 # Copyright (C) 2026 rtio developers
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -71,8 +74,8 @@ veth) HOST=10.252.0.1 ;;
 esac
 NS=rtiosmb$$
 case $WARM in
-share | both) ;;
-*) echo "bench/smb: BENCH_WARM must be share or both, not '$WARM'" >&2; exit 2 ;;
+share | both | page) ;;
+*) echo "bench/smb: BENCH_WARM must be share, both or page, not '$WARM'" >&2; exit 2 ;;
 esac
 case $SENDFILE in
 0 | 1) ;;
@@ -266,7 +269,11 @@ for r in $(seq "$RUNS"); do
 					start_aiod
 				else
 					cat "$T/src.bin" > /dev/null
-					if [ "$WARM" = both ]; then
+					if [ "$WARM" = page ]; then
+						cat "$T/share/$c/big.bin" > /dev/null
+						stop_aiod
+						start_aiod
+					elif [ "$WARM" = both ]; then
 						cat "$T/share/$c/big.bin" > /dev/null
 						if [ "$aiod_share" = 1 ] && [ "$op" = get ]; then
 							"$BUILD/aiodctl" -s "$T/aiod/aiod.sock" cat "$T/share/$c/big.bin" \
