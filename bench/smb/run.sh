@@ -210,9 +210,11 @@ cpu_ticks() { awk '{print $14 + $15 + $16 + $17}' "/proc/$1/stat" 2>/dev/null ||
 minflt() { awk '{print $10 + $11}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 # bytes aiod wrote back itself (a steady writer it found, record.c), since it started
 # (0 for a share without aiod)
-wb_bytes() {
+wb_bytes() { aiod_counter "$1" writeback_bytes; }
+# one of aiod's counters for a share through aiod, 0 for one without
+aiod_counter() {
 	[ "$1" = 1 ] || { echo 0; return 0; }
-	"$BUILD/aiodctl" -s "$T/aiod/aiod.sock" stats | sed -n 's/^writeback_bytes=//p' | grep .
+	"$BUILD/aiodctl" -s "$T/aiod/aiod.sock" stats | sed -n "s/^$2=//p" | grep .
 }
 
 start_aiod
@@ -289,6 +291,7 @@ for r in $(seq "$RUNS"); do
 				f0=$(minflt "$SMBD_PID")
 				a0=$( [ "$aiod_share" = 1 ] && cpu_ticks "$AIOD_PID" || echo 0)
 				w0=$(wb_bytes "$aiod_share") || die "aiodctl stats failed"
+				d0=$(aiod_counter "$aiod_share" disk_read_bytes) || die "aiodctl stats failed"
 				t0=$(date +%s.%N)
 				if [ "$op" = get ]; then
 					cmd="get big.bin /dev/null"
@@ -302,10 +305,12 @@ for r in $(seq "$RUNS"); do
 				f1=$(minflt "$SMBD_PID")
 				a1=$( [ "$aiod_share" = 1 ] && cpu_ticks "$AIOD_PID" || echo 0)
 				w1=$(wb_bytes "$aiod_share") || die "aiodctl stats failed"
-				printf '{"run":%d,"config":"%s","mode":"%s","op":"%s","seconds":%s,"mib":%d,"smbd_cpu":%s,"aiod_cpu":%s,"smbd_minflt":%d,"aiod_writeback_mib":%d,"load":"%s"}\n' \
+				d1=$(aiod_counter "$aiod_share" disk_read_bytes) || die "aiodctl stats failed"
+				printf '{"run":%d,"config":"%s","mode":"%s","op":"%s","seconds":%s,"mib":%d,"smbd_cpu":%s,"aiod_cpu":%s,"smbd_minflt":%d,"aiod_writeback_mib":%d,"aiod_disk_read_mib":%d,"load":"%s"}\n' \
 					"$r" "$c" "$mode" "$op" "$(calc "$t1 - $t0")" "$SIZE_MIB" \
 					"$(calc "($s1 - $s0) / $HZ")" "$(calc "($a1 - $a0) / $HZ")" \
-					"$((f1 - f0))" "$(((w1 - w0) >> 20))" "$(cut -d' ' -f1 /proc/loadavg)" >> "$out"
+					"$((f1 - f0))" "$(((w1 - w0) >> 20))" "$(((d1 - d0) >> 20))" \
+					"$(cut -d' ' -f1 /proc/loadavg)" >> "$out"
 				tail -n 1 "$out"
 			done
 		done
@@ -327,6 +332,11 @@ mkdir -p "$root/bench/results"
 		"$(python3 -c 'import json,sys,statistics as st
 v=[j["aiod_writeback_mib"] for j in map(json.loads,open(sys.argv[1])) if j["op"]=="put" and j["config"].startswith("rtio")]
 print(st.median(v) if v else "no put through aiod")' "$out")"
+	# what the device read for aiod during the gets (loads, pass-through reads)
+	printf '\nMiB the device read for aiod per get through aiod (median): %s\n' \
+		"$(python3 -c 'import json,sys,statistics as st
+v=[j["aiod_disk_read_mib"] for j in map(json.loads,open(sys.argv[1])) if j["op"]=="get" and j["config"].startswith("rtio")]
+print(st.median(v) if v else "no get through aiod")' "$out")"
 	printf '\naiod.ini of the rtio configuration (besides socket_path):\n\n```\n'
 	grep -v '^socket_path' "$T/aiod.ini"
 	printf '```\n'
