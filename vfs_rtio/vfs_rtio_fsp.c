@@ -398,3 +398,28 @@ struct vfs_rtio_qos *vfs_rtio_fsp_qos(struct vfs_handle_struct *handle, struct f
 
 	return ext != NULL && ext->qos != NULL ? ext->qos : vfs_rtio_qos_of(handle);
 }
+
+bool vfs_rtio_fsp_page_cached(struct files_struct *fsp, off_t offset, size_t n)
+{
+	off_t size = fsp->fsp_name->st.st_ex_size;
+	uint64_t len;
+	int ret;
+
+	if (offset < 0 || offset >= size || n == 0) {
+		return false;
+	}
+	len = MIN((uint64_t)n, (uint64_t)(size - offset));
+	/*
+	 * cachestat answers only who owns or may write the file (like
+	 * mincore: no page-cache side channel), and readers rarely do.
+	 * Only this process learns the answer, to pick a path.
+	 */
+	become_root();
+	ret = rtio_page_cached(fsp_get_io_fd(fsp), (uint64_t)offset, len);
+	unbecome_root();
+	if (ret != 1) {
+		DBG_DEBUG("rtio: %s [%jd, +%" PRIu64 "): page cache %s\n", fsp_str_dbg(fsp),
+			  (intmax_t)offset, len, ret == 0 ? "misses pages" : strerror(-ret));
+	}
+	return ret == 1;
+}

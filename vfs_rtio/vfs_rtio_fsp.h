@@ -84,6 +84,13 @@ struct rtio_client *vfs_rtio_fsp_client(struct vfs_handle_struct *handle,
  * registered in the live session, else at its next registration. ext may be
  * NULL (looked up; nothing to do for a file that is not ours).
  */
+/*
+ * Whether the kernel's page cache holds every page of [offset, offset + n)
+ * of fsp, clipped to the file's size (common/rtio_client_pagecache.c: asked
+ * as root). Reading those from smbd's descriptor costs no device time and at
+ * most the copy aiod's cache would cost.
+ */
+bool vfs_rtio_fsp_page_cached(struct files_struct *fsp, off_t offset, size_t n);
 void vfs_rtio_fsp_invalidate(struct vfs_handle_struct *handle, struct files_struct *fsp,
 			     struct vfs_rtio_fsp *ext, off_t offset, size_t length);
 

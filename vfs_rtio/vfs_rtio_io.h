@@ -67,6 +67,11 @@ enum vfs_rtio_read_path {
  * - rtio:random = local: a random read of a large file that is not a stream
  *   is smbd's own while aiod says nothing on the device is owed a rate
  *   (rtio_client_read_yourself()): what a plain share costs;
+ * - rtio:hits = local: what the page cache holds whole of a file that is
+ *   not a stream is smbd's own too: a file just written (render output, an
+ *   ingest) or read outside aiod. aiod would read it from the device
+ *   (direct_io = yes: O_DIRECT, after writing its dirty pages back), where a
+ *   plain share copies it from memory;
  * - anything else goes to aiod.
  * Remembers where the read ends, so the next one can tell whether it continues it.
  */
@@ -90,6 +95,9 @@ static inline enum vfs_rtio_read_path vfs_rtio_read_route(struct vfs_handle_stru
 	if (vfs_rtio_random_local(handle) &&
 	    rtio_client_read_yourself(client, &f, (uint64_t)fsp->fsp_name->st.st_ex_size, prev_end,
 				      offset, n)) {
+		return VFS_RTIO_READ_LOCAL;
+	}
+	if (vfs_rtio_hits_local(handle) && !ext->stream && vfs_rtio_fsp_page_cached(fsp, offset, n)) {
 		return VFS_RTIO_READ_LOCAL;
 	}
 	return VFS_RTIO_READ_AIOD;

@@ -196,9 +196,8 @@ static bool vfs_rtio_sendfile_kernel(files_struct *fsp, struct vfs_rtio_fsp *ext
 {
 	const struct rtio_file f = { .file_id = ext->file_id, .dev = ext->dev, .ino = ext->ino };
 	off_t size = fsp->fsp_name->st.st_ex_size;
-	const char *why = NULL;
+	const char *why;
 	uint64_t len;
-	int ret;
 
 	if (ext->stream || offset < 0 || offset >= size) {
 		return false;
@@ -206,21 +205,10 @@ static bool vfs_rtio_sendfile_kernel(files_struct *fsp, struct vfs_rtio_fsp *ext
 	len = MIN((uint64_t)n, (uint64_t)(size - offset));
 	if (rtio_client_nothing_owed(client) && !rtio_client_may_hold(client, &f, offset, len)) {
 		why = "nothing is owed a rate, aiod's cache does not hold it";
-	} else {
-		/*
-		 * cachestat answers only who owns or may write the file (like
-		 * mincore: no page-cache side channel), and readers rarely do.
-		 * Only this process learns the answer, to pick a path.
-		 */
-		become_root();
-		ret = rtio_page_cached(fsp_get_io_fd(fsp), (uint64_t)offset, len);
-		unbecome_root();
-		if (ret != 1) {
-			DBG_DEBUG("rtio: %s [%jd, +%" PRIu64 "): page cache %s\n", fsp_str_dbg(fsp),
-				  (intmax_t)offset, len, ret == 0 ? "misses pages" : strerror(-ret));
-			return false;
-		}
+	} else if (vfs_rtio_fsp_page_cached(fsp, offset, len)) {
 		why = "the page cache holds it";
+	} else {
+		return false;
 	}
 	ext->read_end = (uint64_t)offset + n;
 	DBG_INFO("rtio: sendfile of %" PRIu64 " bytes of %s by the kernel: %s\n", len,

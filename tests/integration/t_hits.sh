@@ -2,7 +2,9 @@
 # smbd itself out of the shared region and reported with HIT (hit_reads,
 # hit_bytes), and it returns the file's current bytes: after a hot read, the
 # file is replaced through SMB and changed behind Samba's back, and each get
-# must see the new content, not the cached one.
+# must see the new content, not the cached one. A file the page cache holds
+# (just written locally) and aiod's cache does not is read by smbd from its
+# own descriptor (local_reads), not loaded by aiod from the device.
 #
 # Copyright (C) 2026 rtio developers
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -14,6 +16,7 @@ t_hits() {
 	head -c "$size" /dev/urandom > "$d/src"
 	cp "$d/src" "$f"
 	chown "$IT_USER" "$f"
+	it_drop_pages "$f"	# else the page cache serves it, not aiod
 	# cold: READ0 loads whole blocks (a sequential reader)
 	it_smb rtio "get hits.bin $d/cold" >/dev/null
 	[ "$(it_md5 "$d/src")" = "$(it_md5 "$d/cold")" ] || { echo "cold get: checksum differs"; return 1; }
@@ -48,4 +51,18 @@ t_hits() {
 	it_smb rtio "get hits.bin $d/after-local" >/dev/null
 	[ "$(it_md5 "$d/src2")" = "$(it_md5 "$d/after-local")" ] ||
 		{ echo "get after a local write returned old cached bytes"; return 1; }
+	# In the page cache only: smbd reads it itself; aiod loads nothing.
+	local g=$IT_T/share/rtio/hits-pc.bin l0 l1 m0 m1
+	cp "$d/src" "$g"
+	chown "$IT_USER" "$g"
+	l0=$(it_stat local_reads)
+	m0=$(it_stat cache_misses)
+	it_smb rtio "get hits-pc.bin $d/pc" >/dev/null
+	sleep 0.3	# the session's last LOCAL_READS report
+	l1=$(it_stat local_reads)
+	m1=$(it_stat cache_misses)
+	[ "$(it_md5 "$d/src")" = "$(it_md5 "$d/pc")" ] || { echo "page-cache get: checksum differs"; return 1; }
+	echo "page-cache get: local_reads +$((l1 - l0)), cache_misses +$((m1 - m0))"
+	[ "$l1" -gt "$l0" ] && [ "$m1" = "$m0" ] ||
+		{ echo "a file the page cache held was not read by smbd itself"; return 1; }
 }

@@ -34,13 +34,7 @@ t_sendfile() {
 				"$BUILD/aiodctl" -s "$PRIV_SOCK" cat "$f" > /dev/null ||
 					{ echo "aiodctl cat $f failed"; rc=1; }
 			done
-			# written back, then dropped from the page cache
-			sync
-			/usr/bin/python3 -c 'import os, sys
-for p in sys.argv[1:]:
-    fd = os.open(p, os.O_RDONLY)
-    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    os.close(fd)' "$PRIV_DIR"/share/f.* || { echo "cannot drop the files' pages"; rc=1; }
+			it_drop_pages "$PRIV_DIR"/share/f.* || { echo "cannot drop the files' pages"; rc=1; }
 			;;
 		page-cache) cat "$PRIV_DIR"/share/f.* > /dev/null ;;
 		esac
