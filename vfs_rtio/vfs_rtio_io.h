@@ -57,6 +57,7 @@ enum vfs_rtio_read_path {
 	VFS_RTIO_READ_AIOD,	/* a READ round trip to aiod */
 	VFS_RTIO_READ_HIT,	/* copied out of aiod's cache here: buf holds the bytes */
 	VFS_RTIO_READ_LOCAL,	/* smbd's own read through the next module */
+	VFS_RTIO_READ_PAGECACHE,	/* smbd's own too: the page cache holds it whole */
 };
 
 /*
@@ -98,7 +99,7 @@ static inline enum vfs_rtio_read_path vfs_rtio_read_route(struct vfs_handle_stru
 		return VFS_RTIO_READ_LOCAL;
 	}
 	if (vfs_rtio_hits_local(handle) && !ext->stream && vfs_rtio_fsp_page_cached(fsp, offset, n)) {
-		return VFS_RTIO_READ_LOCAL;
+		return VFS_RTIO_READ_PAGECACHE;
 	}
 	return VFS_RTIO_READ_AIOD;
 }

@@ -106,6 +106,7 @@ static ssize_t vfs_rtio_sync_io(struct vfs_rtio_sync *io, struct rtio_client *cl
 		case VFS_RTIO_READ_HIT:
 			return (ssize_t)io->call.n;
 		case VFS_RTIO_READ_LOCAL:
+		case VFS_RTIO_READ_PAGECACHE:
 			return vfs_rtio_sync_read_local(io);
 		case VFS_RTIO_READ_AIOD:
 			break;
