@@ -79,7 +79,9 @@ t_random() {
 	local port=$((IT_PORT + 8)) rc=0 out n alone during after spid local lbytes served
 	# 64M cache: files over 8 MiB are "large"; big.bin is 96 MiB, so a random
 	# read lands within two blocks of the previous one about 1 time in 24
-	it_private random "$port" '[stream.hd]\nmatch = *.mxf\nbitrate = 100M\nprebuffer_ms = 1000' ''
+	# direct_io: aiod's pass-through reads must not fill the page cache, from
+	# which smbd would serve later reads itself (no device time, but not aiod's)
+	it_private random "$port" '[cache]\ndirect_io = yes\n[stream.hd]\nmatch = *.mxf\nbitrate = 100M\nprebuffer_ms = 1000' ''
 	head -c $((96 * 1024 * 1024)) /dev/urandom > "$PRIV_DIR/share/big.bin"
 	head -c $((64 * 1024 * 1024)) /dev/urandom > "$PRIV_DIR/share/clip.mxf"
 	chmod a+r "$PRIV_DIR/share/big.bin" "$PRIV_DIR/share/clip.mxf"
