@@ -129,18 +129,10 @@ static void vfs_rtio_aio_local(struct vfs_rtio_aio *a)
 	tevent_req_set_callback(subreq, vfs_rtio_aio_local_done, a->req);
 }
 
-/*
- * The page cache holds the read: copy it here, as the HIT path copies out of
- * aiod's cache, instead of handing it to smbd's thread pool (a thread's
- * wake-up and a context switch each way: hot 1 GiB gets from the page cache
- * took 0.59 CPU s/GiB that way, smb-2026-11-24-1410.md). RWF_NOWAIT: if a
- * page went meanwhile the kernel says so rather than block this thread on
- * the device; the pool then reads the rest. True when the read is done.
- */
+/* The page cache holds the read: copied here (vfs_rtio_fsp_read_nowait()); true when done. */
 static bool vfs_rtio_aio_read_cached(struct vfs_rtio_aio *a)
 {
-	struct iovec iov = { .iov_base = a->buf, .iov_len = a->n };
-	ssize_t got = preadv2(fsp_get_io_fd(a->fsp), &iov, 1, a->offset, RWF_NOWAIT);
+	ssize_t got = vfs_rtio_fsp_read_nowait(a->fsp, a->buf, a->n, a->offset);
 
 	if (got < 0) {
 		return false;	/* EAGAIN (a page is not there now), or an error: the pool's */

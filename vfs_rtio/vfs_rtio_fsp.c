@@ -423,3 +423,10 @@ bool vfs_rtio_fsp_page_cached(struct files_struct *fsp, off_t offset, size_t n)
 	}
 	return ret == 1;
 }
+
+ssize_t vfs_rtio_fsp_read_nowait(struct files_struct *fsp, void *buf, size_t n, off_t offset)
+{
+	struct iovec iov = { .iov_base = buf, .iov_len = n };
+
+	return preadv2(fsp_get_io_fd(fsp), &iov, 1, offset, RWF_NOWAIT);
+}
