@@ -45,7 +45,7 @@
 #                       one replay run (~4 min)
 #
 # rtio's settings: RT_SETTINGS=readme (default: README.md's recommended
-# stream settings, rt_settings_readme in lib.sh) or tuned (issue 5's
+# stream settings, rt_settings_readme in settings.sh) or tuned (issue 5's
 # bench-only values, RT_QD, RT_IO_SIZE, RT_PREBUFFER_MS, RT_BE_DEADLINE_MS);
 # RT_CACHE sets aiod's cache size for both [1G]; RT_PROFILE=1 (default)
 # calibrates the emulated disk once (aiod --calibrate) and gives rtio that
