@@ -48,10 +48,10 @@ int rtio_page_cached(int fd, uint64_t off, uint64_t len)
 	long page = sysconf(_SC_PAGESIZE);
 	uint64_t pages;
 
+	/* (cachestat's len 0 means "to the end of the file": never ask that) */
 	if (len == 0 || page <= 0 || off > UINT64_MAX - len) {
 		return -EINVAL;
 	}
-	/* cachestat's len 0 means "to the end of the file": never ask that */
 	/* ENOSYS before 6.5 costs a syscall per call: less than one SMB read */
 	if (syscall(__NR_cachestat, fd, &range, &cs, 0) != 0) {
 		return -errno;

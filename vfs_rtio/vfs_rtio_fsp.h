@@ -79,12 +79,6 @@ struct rtio_client *vfs_rtio_fsp_client(struct vfs_handle_struct *handle,
 					 enum vfs_rtio_fsp_access access, off_t offset,
 					 size_t n, struct vfs_rtio_fsp **pext);
 /*
- * The file changed behind aiod's back (local write in fallback, copy_file_range,
- * punch hole, recvfile): make aiod drop its cached blocks now if the fsp is
- * registered in the live session, else at its next registration. ext may be
- * NULL (looked up; nothing to do for a file that is not ours).
- */
-/*
  * Whether the kernel's page cache holds every page of [offset, offset + n)
  * of fsp, clipped to the file's size (common/rtio_client_pagecache.c: asked
  * as root). Reading those from smbd's descriptor costs no device time and at
@@ -100,6 +94,12 @@ bool vfs_rtio_fsp_page_cached(struct files_struct *fsp, off_t offset, size_t n);
  * returns short rather than block the thread on the device.
  */
 ssize_t vfs_rtio_fsp_read_nowait(struct files_struct *fsp, void *buf, size_t n, off_t offset);
+/*
+ * The file changed behind aiod's back (local write in fallback, copy_file_range,
+ * punch hole, recvfile): make aiod drop its cached blocks now if the fsp is
+ * registered in the live session, else at its next registration. ext may be
+ * NULL (looked up; nothing to do for a file that is not ours).
+ */
 void vfs_rtio_fsp_invalidate(struct vfs_handle_struct *handle, struct files_struct *fsp,
 			     struct vfs_rtio_fsp *ext, off_t offset, size_t length);
 

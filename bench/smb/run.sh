@@ -29,10 +29,10 @@
 #        BENCH_SENDFILE (1: every share with "use sendfile = yes" and "aio
 #        read size = 0", the client unsigned: smbd's sendfile path, the
 #        setting media facilities run to their edit bays. plain and
-#        io_uring: the kernel's sendfile from the page cache; rtio: sendmsg()
-#        from aiod's pinned cache blocks (vfs_rtio_sendfile.c). Before
-#        timing, one get from an rtio share must log the module's sendfile
-#        line, or the run stops.)
+#        io_uring: the kernel's sendfile from the page cache; rtio: the
+#        module's sendfile hook (vfs_rtio_sendfile.c). Before timing, a get
+#        of a file aiod never read from an rtio share must show the reads
+#        the hook left to the kernel in aiod's local_reads, or the run stops.)
 #
 # cold: page cache dropped, aiod restarted (empty cache; before every
 # share's cold run, so they all follow a restart alike). hot: as a share's
@@ -53,6 +53,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 # shellcheck source=../../scripts/smbconf.sh
 . "$root/scripts/smbconf.sh"
+# shellcheck source=../../scripts/pagecache.sh
+. "$root/scripts/pagecache.sh"
 # shellcheck source=../thp.sh
 . "$root/bench/thp.sh"
 BUILD=${BUILD:-$root/build}
@@ -197,13 +199,7 @@ smb_cmd() {
 		--option='client min protocol=SMB3' "${CLIENT_OPTS[@]}" -c "$2" > "$T/log/client.out" 2>&1 ||
 		die "smbclient $1 '$2' failed: $(tail -2 "$T/log/client.out")"
 }
-# drop a file's pages from the page cache (written back first), nothing else's
-drop_pages() {
-	sync "$1" && /usr/bin/python3 -c 'import os, sys
-fd = os.open(sys.argv[1], os.O_RDONLY)
-os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-os.close(fd)' "$1" || die "cannot drop the pages of $1"
-}
+drop_pages() { rtio_drop_pages "$1" || die "cannot drop the pages of $1"; }
 # utime + stime of a process, plus its reaped children's (clock ticks)
 cpu_ticks() { awk '{print $14 + $15 + $16 + $17}' "/proc/$1/stat" 2>/dev/null || echo 0; }
 # minor page faults of a process and its reaped children
@@ -235,15 +231,14 @@ sync
 # aiod never read, its pages dropped, while nothing is owed a rate: on the
 # sendfile path the module leaves it to the kernel and reports the reads as
 # its own (local_reads); on any other path they go to aiod, sequential.
-stat_of() { "$BUILD/aiodctl" -s "$T/aiod/aiod.sock" stats | sed -n "s/^$1=//p" | grep .; }
 if [ "$SENDFILE" = 1 ]; then
 	for c in $CONFIGS; do
 		case $c in rtio*) ;; *) continue ;; esac
 		drop_pages "$T/share/$c/big.bin"
-		l0=$(stat_of local_reads) && m0=$(stat_of cache_misses) || die "aiodctl stats failed"
+		l0=$(aiod_counter 1 local_reads) && m0=$(aiod_counter 1 cache_misses) || die "aiodctl stats failed"
 		smb_cmd "$c" "get big.bin /dev/null"
 		sleep 0.5	# the session's last report
-		l1=$(stat_of local_reads) && m1=$(stat_of cache_misses) || die "aiodctl stats failed"
+		l1=$(aiod_counter 1 local_reads) && m1=$(aiod_counter 1 cache_misses) || die "aiodctl stats failed"
 		[ "$l1" -gt "$l0" ] && [ "$m1" = "$m0" ] ||
 			die "share $c did not take rtio's sendfile path (local_reads $l0 -> $l1, cache_misses $m0 -> $m1)"
 		echo "bench/smb: $c took rtio's sendfile path ($((l1 - l0)) reads left to the kernel)"

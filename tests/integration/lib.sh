@@ -20,6 +20,8 @@ IT_ROOT=$(cd "$IT_HERE/../.." && pwd)
 . "$IT_ROOT/scripts/smbconf.sh"
 # shellcheck source=../../scripts/proc.sh
 . "$IT_ROOT/scripts/proc.sh"
+# shellcheck source=../../scripts/pagecache.sh
+. "$IT_ROOT/scripts/pagecache.sh"
 BUILD=${BUILD:-$IT_ROOT/build}
 IT_PORT=${RTIO_SMB_PORT:-4445}
 IT_USER=rtiotest
@@ -410,17 +412,6 @@ it_stat() {
 }
 
 it_md5() { md5sum < "$1" | cut -d' ' -f1; }
-
-# Drop the files' pages from the page cache (written back first), nothing
-# else's: a file a test just wrote is in the page cache, and the module reads
-# what the page cache holds itself instead of asking aiod.
-it_drop_pages() {
-	sync "$@" && /usr/bin/python3 -c 'import os, sys
-for p in sys.argv[1:]:
-    fd = os.open(p, os.O_RDONLY)
-    os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-    os.close(fd)' "$@"
-}
 
 # The harness's checks of smbd's log: the module loaded and attached.
 it_check_module_loaded() {

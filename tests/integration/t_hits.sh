@@ -16,7 +16,7 @@ t_hits() {
 	head -c "$size" /dev/urandom > "$d/src"
 	cp "$d/src" "$f"
 	chown "$IT_USER" "$f"
-	it_drop_pages "$f"	# else the page cache serves it, not aiod
+	rtio_drop_pages "$f"	# else the page cache serves it, not aiod
 	# cold: READ0 loads whole blocks (a sequential reader)
 	it_smb rtio "get hits.bin $d/cold" >/dev/null
 	[ "$(it_md5 "$d/src")" = "$(it_md5 "$d/cold")" ] || { echo "cold get: checksum differs"; return 1; }

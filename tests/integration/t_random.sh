@@ -86,7 +86,7 @@ t_random() {
 	head -c $((64 * 1024 * 1024)) /dev/urandom > "$PRIV_DIR/share/clip.mxf"
 	chmod a+r "$PRIV_DIR/share/big.bin" "$PRIV_DIR/share/clip.mxf"
 	# not in the page cache: what it holds smbd reads itself, stream or not
-	it_drop_pages "$PRIV_DIR/share/big.bin" "$PRIV_DIR/share/clip.mxf"
+	rtio_drop_pages "$PRIV_DIR/share/big.bin" "$PRIV_DIR/share/clip.mxf"
 
 	out=$(random_phase "$port" alone) || rc=1
 	read -r n alone local lbytes served <<< "${out:-0 0 0 0 0}"
@@ -102,7 +102,7 @@ t_random() {
 	it_track "$spid" rtio-stream
 	sleep 1
 	[ "$(priv_stat streams)" = 1 ] || { echo "the stream was not admitted: $(priv_stat streams)"; rc=1; }
-	it_drop_pages "$PRIV_DIR/share/big.bin"	# what the first phase read back into it
+	rtio_drop_pages "$PRIV_DIR/share/big.bin"	# what the first phase read back into it
 	out=$(random_phase "$port" during) || rc=1
 	read -r n during local lbytes served <<< "${out:-0 0 0 0 0}"
 	echo "stream playing: $n random reads, $during of them read by aiod, $local local_reads"

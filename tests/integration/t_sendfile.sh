@@ -34,7 +34,7 @@ t_sendfile() {
 				"$BUILD/aiodctl" -s "$PRIV_SOCK" cat "$f" > /dev/null ||
 					{ echo "aiodctl cat $f failed"; rc=1; }
 			done
-			it_drop_pages "$PRIV_DIR"/share/f.* || { echo "cannot drop the files' pages"; rc=1; }
+			rtio_drop_pages "$PRIV_DIR"/share/f.* || { echo "cannot drop the files' pages"; rc=1; }
 			;;
 		page-cache) cat "$PRIV_DIR"/share/f.* > /dev/null ;;
 		esac

@@ -78,7 +78,7 @@ t_smallfiles() {
 	head -c $((4 * 1024 * 1024)) /dev/urandom > "$d/big.src"
 	rb0=$(it_stat bytes_read)
 	it_smb "$share" "cd $sd; put $d/big.src big.bin" > "$d/big.out" 2>&1 &&
-		it_drop_pages "$IT_T/share/$share/$sd/big.bin" &&
+		rtio_drop_pages "$IT_T/share/$share/$sd/big.bin" &&
 		it_smb "$share" "cd $sd; get big.bin $d/big.got" >> "$d/big.out" 2>&1 ||
 		{ cat "$d/big.out"; echo "big put/get failed"; return 1; }
 	r1=$(it_stat requests)
@@ -103,7 +103,7 @@ t_smallfiles_eager() {
 	r0=$(it_stat requests)
 	# (their pages dropped between: what the page cache holds smbd reads itself)
 	it_smb rtioeager "mkdir eager; cd eager; lcd $d/src; prompt off; mput s*.bin" > "$d/out" 2>&1 &&
-		it_drop_pages "$IT_T/share/rtioeager/eager/"s*.bin &&
+		rtio_drop_pages "$IT_T/share/rtioeager/eager/"s*.bin &&
 		it_smb rtioeager "cd eager; lcd $d/got; prompt off; mget s*.bin" >> "$d/out" 2>&1 ||
 		{ cat "$d/out"; echo "mput/mget failed"; return 1; }
 	r1=$(it_stat requests)

@@ -23,7 +23,7 @@ t_stats() {
 	dw0=$(it_stat disk_writes)
 	# (the file's pages dropped between: what the page cache holds smbd reads itself)
 	it_smb rtio "put $d/src stats.bin" >/dev/null
-	it_drop_pages "$IT_T/share/rtio/stats.bin"
+	rtio_drop_pages "$IT_T/share/rtio/stats.bin"
 	it_smb rtio "get stats.bin $d/got-rtio" >/dev/null
 	r2=$(it_stat requests)
 	w1=$(it_stat bytes_written)
