@@ -244,6 +244,14 @@ void aiod_region_start_heartbeat(struct aiod_ctx *ctx)
 	int ret;
 
 	region_loop_beat(ctx->ev, NULL, tevent_timeval_zero(), ctx);
+	/*
+	 * The first beat now, not when the thread first runs: a client that
+	 * attaches before it is scheduled would read 0, "an aiod without a
+	 * heartbeat" (the unit test of the heartbeat failed that way once
+	 * under load).
+	 */
+	__atomic_store_n(&((struct rtio_shm_header *)r->base)->heartbeat_ns, aiod_now_ns(),
+			 __ATOMIC_RELEASE);
 	__atomic_store_n(&r->beat_stop, 0, __ATOMIC_RELEASE);
 	ret = pthread_create(&r->beat_thread, NULL, region_beat_thread, r);
 	if (ret != 0) {
