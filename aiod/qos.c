@@ -273,6 +273,22 @@ uint64_t aiod_qos_slot_reserve(const struct aiod_ctx *ctx, uint32_t slot)
 	return q->flows[slot].st.reserve_Bps;
 }
 
+uint64_t aiod_qos_slot_read_limit(const struct aiod_ctx *ctx, uint32_t slot)
+{
+	const struct aiod_qos *q = ctx->qos;
+	uint64_t all, rd;
+
+	if (q == NULL || slot >= AIOD_QOS_SLOTS || !q->flows[slot].in_use) {
+		return 0;
+	}
+	all = q->flows[slot].st.limit_Bps;
+	rd = q->flows[slot].st.limit_read_Bps;
+	if (all == 0 || (rd != 0 && rd < all)) {
+		return rd;
+	}
+	return all;
+}
+
 bool aiod_qos_slot_behind(const struct aiod_ctx *ctx, uint32_t slot)
 {
 	const struct aiod_qos *q = ctx->qos;

@@ -53,6 +53,15 @@ uint64_t aiod_qos_slot_reserve(const struct aiod_ctx *ctx, uint32_t slot);
 bool aiod_qos_slot_behind(const struct aiod_ctx *ctx, uint32_t slot);
 
 /*
+ * The read limit of the flow in slot, bytes/s: the smaller of its rule's
+ * limit_read and limit (reads and writes together), 0 when neither is set,
+ * for a best-effort flow or a slot not in use. What the configured rule
+ * says, not the rate published now: read-ahead sizes its window by it
+ * (stream.c), and a share that drops for a tick must not shrink requests.
+ */
+uint64_t aiod_qos_slot_read_limit(const struct aiod_ctx *ctx, uint32_t slot);
+
+/*
  * QOS_POLICY: the rule the principal (and file) falls under and its
  * configured values, as QOS_BIND would match it now; binds nothing.
  */

@@ -120,6 +120,36 @@ uint32_t aiod_stream_best_effort_blocks(const struct aiod_ctx *ctx)
 	return n;
 }
 
+/*
+ * A best-effort reader's window n, bounded by its QoS flow's read limit to
+ * one second at that limit. The module charges a flow for what its clients
+ * read, not for what aiod reads ahead for them: unbounded, a reader limited
+ * to 16 MiB/s had the whole window (64 MiB by default) read for it in one
+ * burst of device time that no share accounted, while the readers sharing
+ * the device waited. Bounded, what aiod reads for a limited flow over any
+ * stretch is what its clients are charged plus one second at its limit (or
+ * two read-ahead requests, if more), and a reader going at its limit still
+ * finds its next second read. Two requests at least: a window of one is
+ * refilled only once the reader has used it all (readahead.c refills whole
+ * requests), and then the reader waits for the device every time.
+ */
+static uint32_t stream_limited_blocks(const struct aiod_ctx *ctx, const struct aiod_open *o,
+				      uint32_t n)
+{
+	uint64_t limit = aiod_qos_slot_read_limit(ctx, o->qos_slot);
+	uint64_t bs = ctx->cache->block_size;
+	uint64_t cap = (limit + bs - 1) / bs;
+	uint64_t two = 2 * (ctx->cfg->readahead_io_size / bs > 0 ? ctx->cfg->readahead_io_size / bs : 1);
+
+	if (limit == 0) {
+		return n;
+	}
+	if (cap < two) {
+		cap = two;
+	}
+	return cap < n ? (uint32_t)cap : n;
+}
+
 /* When o's timeline (first read, bitrate) has its reader at off. */
 static uint64_t stream_on_time(const struct aiod_open *o, uint64_t off)
 {
@@ -193,7 +223,7 @@ uint32_t aiod_stream_observe(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t
 	if (o->rate_bps > 0) {
 		return stream_window_blocks(ctx, o->rate_bps, 1000);
 	}
-	return aiod_stream_best_effort_blocks(ctx);
+	return stream_limited_blocks(ctx, o, aiod_stream_best_effort_blocks(ctx));
 }
 
 /*

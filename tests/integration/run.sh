@@ -96,6 +96,7 @@ run qos-rule-added-by-reload t_qos_added
 run qos-aiod-restarted-without-rules t_qos_restart_added
 run qos-reserve-emudisk t_qos_reserve
 run qos-write-limit t_qos_write_limit
+run qos-readahead-bounded t_qos_readahead_bounded
 run qos-credit-ceiling-flood t_qos_credits_flood
 run qos-copy-charged t_qos_copy_charged
 run sqos-fsctl t_sqos

@@ -122,6 +122,36 @@ static void test_qos_slot_reserve(void **state)
 	talloc_free(ctx);
 }
 
+/* aiod_qos_slot_read_limit(): the smaller of limit_read and limit, what read-ahead is bounded by. */
+static void test_qos_slot_read_limit(void **state)
+{
+	static const char *const kv[] = { "qos.ingest", "match_user", "ingest",
+					  "qos.ingest", "limit", "24M",
+					  "qos.both", "match_user", "both",
+					  "qos.both", "limit", "24M", "qos.both", "limit_read", "8M",
+					  "qos.rd", "match_user", "rd", "qos.rd", "limit_read", "40M",
+					  "qos.wr", "match_user", "wr", "qos.wr", "limit_write", "8M",
+					  "qos.bay", "match_user", "bay", "qos.bay", "reserve", "30M", NULL };
+	struct aiod_ctx *ctx = qos_ctx(kv);
+	struct rtio_qos_bind_rep ingest, both, rd, wr, bay, bob;
+
+	(void)state;
+	qbind(ctx, "ingest", "10.0.0.1", &ingest);
+	qbind(ctx, "both", "10.0.0.2", &both);
+	qbind(ctx, "rd", "10.0.0.3", &rd);
+	qbind(ctx, "wr", "10.0.0.4", &wr);
+	qbind(ctx, "bay", "10.0.0.5", &bay);
+	qbind(ctx, "bob", "10.0.0.6", &bob);
+	assert_int_equal(aiod_qos_slot_read_limit(ctx, ingest.slot), 24u << 20);
+	assert_int_equal(aiod_qos_slot_read_limit(ctx, both.slot), 8u << 20);
+	assert_int_equal(aiod_qos_slot_read_limit(ctx, rd.slot), 40u << 20);
+	assert_int_equal(aiod_qos_slot_read_limit(ctx, wr.slot), 0);	/* writes only */
+	assert_int_equal(aiod_qos_slot_read_limit(ctx, bay.slot), 0);
+	assert_int_equal(aiod_qos_slot_read_limit(ctx, bob.slot), 0);	/* best effort */
+	assert_int_equal(aiod_qos_slot_read_limit(ctx, RTIO_QOS_NO_FLOW), 0);
+	talloc_free(ctx);
+}
+
 /*
  * A reserved flow that got less than its reservation in the last second
  * reads like a stream at its reservation: what its client waits for is due
@@ -329,6 +359,7 @@ int main(void)
 		cmocka_unit_test(test_qos_reload_keeps_flows),
 		cmocka_unit_test(test_qos_reload_rebinds),
 		cmocka_unit_test(test_qos_slot_reserve),
+		cmocka_unit_test(test_qos_slot_read_limit),
 		cmocka_unit_test(test_qos_behind_reservation_goes_first),
 		cmocka_unit_test(test_qos_lookup_names_the_rule),
 		cmocka_unit_test(test_qos_overcommitted_reservations_refused),

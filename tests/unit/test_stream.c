@@ -159,6 +159,59 @@ uint64_t aiod_qos_slot_reserve(const struct aiod_ctx *ctx, uint32_t slot)
 	return slot != RTIO_QOS_NO_FLOW && slot == stub_behind_slot ? stub_reserve_Bps : 0;
 }
 
+static uint32_t stub_limit_slot = RTIO_QOS_NO_FLOW;
+static uint64_t stub_read_limit_Bps;
+
+uint64_t aiod_qos_slot_read_limit(const struct aiod_ctx *ctx, uint32_t slot)
+{
+	(void)ctx;
+	return slot != RTIO_QOS_NO_FLOW && slot == stub_limit_slot ? stub_read_limit_Bps : 0;
+}
+
+/*
+ * A best-effort reader whose flow has a read limit gets one second of it
+ * read ahead (at least two requests), never the whole window: read-ahead is
+ * device time the flow is not charged for until its clients read it.
+ */
+static void test_stream_readahead_bounded_by_read_limit(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t off = 5 * BS;
+
+	f->ctx.cfg->readahead_blocks = 24;
+	f->ctx.cfg->readahead_io_size = 2 * BS;
+	f->open.qos_slot = 7;
+	for (int i = 0; i < 2; i++, off += BS) {
+		assert_int_equal(aiod_stream_observe(&f->ctx, &f->open, off, BS), 0);
+	}
+	/* A flow without a read limit: the whole window. */
+	assert_int_equal(aiod_stream_observe(&f->ctx, &f->open, off, BS), 24);
+	off += BS;
+	stub_limit_slot = 7;
+	/* 10 MiB/s: ten blocks of 1 MiB */
+	stub_read_limit_Bps = 10ull * BS;
+	assert_int_equal(aiod_stream_observe(&f->ctx, &f->open, off, BS), 10);
+	off += BS;
+	/* a part of a block rounds up */
+	stub_read_limit_Bps = 10ull * BS + 1;
+	assert_int_equal(aiod_stream_observe(&f->ctx, &f->open, off, BS), 11);
+	off += BS;
+	/* 1 MiB/s: still two read-ahead requests, so one is refilled while the other is read */
+	stub_read_limit_Bps = BS;
+	assert_int_equal(aiod_stream_observe(&f->ctx, &f->open, off, BS), 4);
+	off += BS;
+	/* a limit above the window changes nothing */
+	stub_read_limit_Bps = 100ull * BS;
+	assert_int_equal(aiod_stream_observe(&f->ctx, &f->open, off, BS), 24);
+	off += BS;
+	/* an admitted stream's window follows its bitrate, whatever its flow's limit */
+	stub_read_limit_Bps = BS;
+	f->file.sclass = &f->ctx.cfg->classes[0];
+	f->open.rate_bps = 100000000;
+	assert_true(aiod_stream_observe(&f->ctx, &f->open, off, BS) >= 24);
+	stub_limit_slot = RTIO_QOS_NO_FLOW;
+}
+
 static void test_stream_deadlines_follow_playback(void **state)
 {
 	struct fixture *f = *state;
@@ -322,6 +375,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_stream_sequential_reader_gets_readahead, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_playing_after_startup_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_readahead_covers_prebuffer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stream_readahead_bounded_by_read_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_deadlines_follow_playback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_deadlines_catch_up, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_deadlines_reserved_flow, setup, teardown),
