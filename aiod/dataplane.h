@@ -122,6 +122,12 @@ uint64_t aiod_load_grow(void *arg, aiod_engine_done_fn done, void *private_data)
  */
 uint64_t aiod_load_rekey(void *arg, aiod_engine_done_fn done, void *private_data,
 			 uint64_t deadline_ns, uint64_t old_round_ns, uint64_t new_round_ns);
+/*
+ * The engine's aiod_engine_waited_fn: whether a request waits on a block of
+ * this load (a client's miss, or a client that found the block still
+ * loading from read-ahead).
+ */
+bool aiod_load_waited(void *arg, aiod_engine_done_fn done, void *private_data);
 
 /* passthrough.c */
 /*

@@ -106,7 +106,8 @@ static uint64_t engine_cost(const struct aiod_edf_item *it, void *arg)
 /*
  * The operation to hand the device next: the earliest deadline, or a read
  * that starts where the last one ended if taking it first keeps every
- * queued operation on time (aiod_engine_set_costs()).
+ * queued operation on time (aiod_engine_set_costs()), unless a client
+ * waits for the earliest one now (aiod_engine_set_waited()).
  */
 static struct engine_op *engine_pick(struct aiod_engine *e)
 {
@@ -114,6 +115,10 @@ static struct engine_op *engine_pick(struct aiod_engine *e)
 
 	if (head == NULL || e->request_ns == 0 || e->last_fd < 0 ||
 	    (head->fd == e->last_fd && head->off == e->last_end)) {
+		return head;
+	}
+	if (e->waited != NULL && e->waited(e->waited_arg, head->done, head->private_data)) {
+		e->st.waited_first++;
 		return head;
 	}
 	for (uint32_t i = 0; i < e->queue->count; i++) {

@@ -22,6 +22,12 @@ void aiod_engine_set_rekey(struct aiod_engine *e, aiod_engine_rekey_fn fn, void 
 	e->rekey_arg = arg;
 }
 
+void aiod_engine_set_waited(struct aiod_engine *e, aiod_engine_waited_fn fn, void *arg)
+{
+	e->waited = fn;
+	e->waited_arg = arg;
+}
+
 void aiod_engine_rekey(struct aiod_engine *e, uint64_t old_round_ns, uint64_t new_round_ns)
 {
 	if (e->rekey == NULL || old_round_ns == new_round_ns || e->queue->count == 0) {

@@ -68,6 +68,9 @@ struct aiod_engine {
 	/* aiod_engine_set_rekey() */
 	aiod_engine_rekey_fn rekey;
 	void *rekey_arg;
+	/* aiod_engine_set_waited() */
+	aiod_engine_waited_fn waited;
+	void *waited_arg;
 };
 
 /* engine_grow.c: grow op (about to go to the device) by the reads after it. */

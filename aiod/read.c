@@ -60,6 +60,23 @@ uint64_t aiod_load_grow(void *arg, aiod_engine_done_fn done, void *private_data)
 	return aiod_readahead_sustain_bytes(arg, ld->open);
 }
 
+bool aiod_load_waited(void *arg, aiod_engine_done_fn done, void *private_data)
+{
+	const struct aiod_load *ld = private_data;
+
+	(void)arg;
+	if (done != load_done) {
+		return false;
+	}
+	/* A request waits on a block it found missing, or loading (read0_start's wait_for). */
+	for (uint32_t i = 0; i < ld->n; i++) {
+		if (ld->b[i]->waiters != NULL) {
+			return true;
+		}
+	}
+	return false;
+}
+
 uint64_t aiod_load_rekey(void *arg, aiod_engine_done_fn done, void *private_data,
 			 uint64_t deadline_ns, uint64_t old_round_ns, uint64_t new_round_ns)
 {

@@ -65,7 +65,7 @@ uint64_t aiod_readahead_sustain_bytes(const struct aiod_ctx *ctx, const struct a
 
 /*
  * Blocks the next read-ahead request of o carries: io_size, and during a
- * stream's start-up less, growing by a third with every request. Streams
+ * sequential reader's start-up less, growing by a third with every request. Streams
  * opened together each need their first data within the client's prebuffer;
  * one io_size request each (114 ms on a disk at 16 MiB) would serve them one
  * after the other, the last a whole round late. Small first requests give
@@ -83,11 +83,14 @@ static uint32_t request_blocks(const struct aiod_ctx *ctx, const struct aiod_ope
 	uint32_t n = io_blocks(ctx);
 
 	/*
-	 * A stream that starts with a lead of a whole request already (a replay
+	 * A reader that starts with a lead of a whole request already (a replay
 	 * whose next blocks are still cached) has no start-up to speed up:
-	 * small requests would only cost it seeks.
+	 * small requests would only cost it seeks. Best-effort sequential
+	 * readers ramp too (sustain_blocks() is 0 for them): a file no class
+	 * names may still be played, and readers started together each need
+	 * their first data within a client's buffer.
 	 */
-	if (o->rate_bps > 0 && !(o->ra_size == 0 && lead >= n)) {
+	if (!(o->ra_size == 0 && lead >= n)) {
 		uint32_t ramp = o->ra_size;
 		uint32_t sustain = sustain_blocks(ctx, o);
 
@@ -189,7 +192,7 @@ void aiod_readahead(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t last, ui
 			}
 			ctx->st.readahead_blocks += nrun;
 			o->ra_next_blk = start + nrun;
-			if (o->rate_bps > 0 && o->ra_size < io_blocks(ctx)) {
+			if (o->ra_size < io_blocks(ctx)) {
 				o->ra_size = nrun + (nrun / 3 > 1 ? nrun / 3 : 1);
 				if (o->ra_size > io_blocks(ctx)) {
 					o->ra_size = io_blocks(ctx);

@@ -50,7 +50,9 @@ uint64_t aiod_stream_round_ns(const struct aiod_ctx *ctx);
 /*
  * When the block starting at file offset off must be in the cache for o's
  * reader; for a stream, moved earlier by one round of refills; for a QoS
- * flow behind its reservation, at the reserved rate.
+ * flow behind its reservation, at the reserved rate; for best effort, after
+ * a read its client waits for by up to a best-effort deadline, the farther
+ * ahead the later.
  */
 uint64_t aiod_stream_deadline(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off);
 /* When a read o's client waits for now must be in the cache (before any read-ahead of o's). */

@@ -57,7 +57,14 @@ static int scratch_file(off_t size)
  * starts where A ended: with request costs known and B's deadline far enough,
  * C goes first (no seek there and back); without them, plain EDF: B.
  */
-static void run(bool costs, uint64_t b_due_ms, const char *expect)
+/* aiod_engine_set_waited(): B's client waits for it (arg: which tag is waited for). */
+static bool b_waited(void *arg, aiod_engine_done_fn fn, void *private_data)
+{
+	(void)fn;
+	return private_data == arg;
+}
+
+static void run_waited(bool costs, uint64_t b_due_ms, bool waited, const char *expect)
 {
 	TALLOC_CTX *mem = talloc_new(NULL);
 	struct tevent_context *ev = tevent_context_init(mem);
@@ -75,6 +82,9 @@ static void run(bool costs, uint64_t b_due_ms, const char *expect)
 	if (costs) {
 		aiod_engine_set_costs(e, 10000000, 100000000);	/* 10 ms, 100 MB/s */
 	}
+	if (waited) {
+		aiod_engine_set_waited(e, b_waited, &b);
+	}
 	assert_int_equal(aiod_engine_read(e, fd, 0, 0, BLK, 0, now + 1000000, done, &a), 0);
 	assert_int_equal(aiod_engine_read(e, fd, 1, 0, BLK, 512 * 1024, now + b_due_ms * 1000000,
 					  done, &b), 0);
@@ -85,6 +95,11 @@ static void run(bool costs, uint64_t b_due_ms, const char *expect)
 	assert_memory_equal(o.seen, expect, 3);
 	close(fd);
 	talloc_free(mem);
+}
+
+static void run(bool costs, uint64_t b_due_ms, const char *expect)
+{
+	run_waited(costs, b_due_ms, false, expect);
 }
 
 static void test_engine_continues_when_it_fits(void **state)
@@ -104,6 +119,16 @@ static void test_engine_no_continuation_past_a_deadline(void **state)
 	(void)state;
 	/* B is due before A's data could even be read: nothing goes ahead of it. */
 	run(true, 1, "ABC");
+}
+
+static void test_engine_no_continuation_past_a_waited_read(void **state)
+{
+	(void)state;
+	/*
+	 * B's deadline is far (a best-effort read: 5 s), but a client waits for
+	 * it now: C does not go first, though it starts where A ended.
+	 */
+	run_waited(true, 5000, true, "ABC");
 }
 
 /*
@@ -253,6 +278,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_engine_continues_when_it_fits),
 		cmocka_unit_test(test_engine_plain_edf_without_costs),
 		cmocka_unit_test(test_engine_no_continuation_past_a_deadline),
+		cmocka_unit_test(test_engine_no_continuation_past_a_waited_read),
 		cmocka_unit_test(test_engine_grow_takes_the_next_read_along),
 		cmocka_unit_test(test_engine_grow_not_beyond_what_is_wanted),
 		cmocka_unit_test(test_engine_grow_splits_a_short_read),

@@ -286,6 +286,68 @@ static void test_ra_streams_together_each_start_first(void **state)
 	}
 }
 
+/*
+ * Best-effort sequential readers (files no class names) started together:
+ * the device gets each one's first read-ahead request, a small one, before
+ * anybody's second, and each reader's farther requests are due later. Due
+ * all at once, the first reader's whole window (here 4 requests of 16
+ * blocks) went before the others' first data.
+ */
+static void test_ra_best_effort_readers_together(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_opens os;
+	struct aiod_open *b[NFILES];
+	struct fake_engine_op_info op;
+	bool seen[NFILES] = { false };
+	uint64_t last_deadline[NFILES] = { 0 };
+	unsigned k;
+
+	/* No stream open: best-effort readers get the whole [readahead] blocks window. */
+	aiod_open_close_all(f->ctx, &f->os);
+	assert_int_equal(f->ctx->streams, 0);
+	memset(&os, 0, sizeof(os));
+	for (int i = 0; i < NFILES; i++) {
+		char path[128], name[32];
+		int fd;
+
+		snprintf(path, sizeof(path), "%s/b%d.mov", f->dir, i);
+		snprintf(name, sizeof(name), "b%d.mov", i);
+		fd = open(path, O_CREAT | O_RDWR | O_TRUNC | O_CLOEXEC, 0600);
+		assert_true(fd >= 0);
+		assert_int_equal(ftruncate(fd, (off_t)FILE_BLKS * BS), 0);
+		assert_int_equal(aiod_open_add(f->ctx, &os, fd, name, 0, &b[i]), 0);
+		assert_int_equal(b[i]->rate_bps, 0);
+		unlink(path);
+	}
+	/* The second sequential read establishes the pattern; read-ahead starts after it. */
+	for (uint64_t blk = 0; blk < 2; blk++) {
+		for (int i = 0; i < NFILES; i++) {
+			aiod_readahead(f->ctx, b[i], blk, (uint64_t)FILE_BLKS * BS,
+				       aiod_stream_observe(f->ctx, b[i], blk * BS, BS));
+		}
+	}
+	for (k = 0; fake_engine_op(f->ctx->engine, k, &op); k++) {
+		int i = -1;
+
+		for (int j = 0; j < NFILES; j++) {
+			i = b[j]->fd == op.fd || b[j]->direct_fd == op.fd ? j : i;
+		}
+		assert_true(i >= 0);
+		if (k < NFILES) {
+			assert_false(seen[i]);
+			seen[i] = true;
+			assert_int_equal(op.off, 2 * BS);
+			assert_int_equal(op.len, 2 * BS);
+		}
+		assert_true(op.deadline_ns > last_deadline[i]);
+		last_deadline[i] = op.deadline_ns;
+	}
+	assert_true(k > 2 * NFILES);	/* the windows were filled, in more than one request each */
+	fake_engine_run(f->ctx->engine);
+	aiod_open_close_all(f->ctx, &os);
+}
+
 /* Play stream i from block 0 to block upto, the device keeping up. */
 static void play(struct fixture *f, int i, uint64_t upto)
 {
@@ -578,6 +640,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_ra_ramp_follows_streams_joining, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ra_ramp_mixed_bitrates, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ra_best_effort_readers_together, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ra_streams_together_each_start_first, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_ra_behind_catches_up, setup, teardown),

@@ -299,11 +299,15 @@ static void test_stream_deadlines_reserved_flow(void **state)
 	assert_true(d >= now + 499 * ms && d <= now + 550 * ms);
 	/* Data behind the reader: now. */
 	assert_true(aiod_stream_deadline(&f->ctx, &f->open, 0) <= aiod_now_ns());
-	/* Its flow got the reservation: best effort (best_effort_deadline_ms 500). */
+	/*
+	 * Its flow got the reservation: best effort (best_effort_deadline_ms
+	 * 500), read-ahead 16 blocks past the read a quarter of the 64-block
+	 * window's deadline later.
+	 */
 	stub_behind_slot = RTIO_QOS_NO_FLOW;
 	now = aiod_now_ns();
 	d = aiod_stream_deadline(&f->ctx, &f->open, 16ull << 20);
-	assert_true(d >= now + 499 * ms && d <= now + 550 * ms);
+	assert_true(d >= now + 624 * ms && d <= now + 675 * ms);
 	d = aiod_stream_demand_deadline(&f->ctx, &f->open);
 	assert_true(d >= now + 499 * ms && d <= now + 550 * ms);
 	/* A flow without a reservation is never due sooner (behind, but reserving 0). */
