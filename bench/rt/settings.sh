@@ -82,8 +82,19 @@ rt_stream_classes() {
 	done
 }
 
-# rt_settings [NAME MATCH BITRATE]...: the settings RT_SETTINGS names
+# rt_settings [NAME MATCH BITRATE]...: the settings RT_SETTINGS names.
+# RT_UNMATCHED=1: every class matches '*.unmatched', so the run's files
+# match no class and play as best-effort sequential readers (an editor
+# playing files the admin's classes do not name; nothing may then be worse
+# than a plain share).
 rt_settings() {
+	if [ "${RT_UNMATCHED:-0}" = 1 ]; then
+		local args=() a=("$@") i
+		for ((i = 0; i + 2 < ${#a[@]}; i += 3)); do
+			args+=("${a[i]}" '*.unmatched' "${a[i + 2]}")
+		done
+		set -- "${args[@]}"
+	fi
 	case $RT_SETTINGS in
 	readme) rt_settings_readme "$@" ;;
 	tuned) rt_settings_tuned "$@" ;;
@@ -111,5 +122,7 @@ rt_settings_label() {
 		l+="; no calibration profile (admission admits every stream)"
 	fi
 	l+="; [admission] mode $([ "$RT_SETTINGS" = tuned ] && echo off || echo "aiod's default (demote)")"
+	[ "${RT_UNMATCHED:-0}" = 1 ] &&
+		l+="; RT_UNMATCHED=1: the streams' files match no [stream.*] class (best-effort sequential readers)"
 	echo "$l"
 }
