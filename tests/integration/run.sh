@@ -89,6 +89,7 @@ run no-room-fallback t_noroom
 run smbtorture-fast t_smbtorture
 run streams-emudisk t_streams
 run streams-together-and-replay t_streams_together
+run streams-unmatched-together t_streams_unmatched
 run streams-next-to-a-bulk-copy t_streams_copy
 run qos-limit-reload-kill t_qos_limit
 run qos-file-rule t_qos_file_rule
