@@ -61,6 +61,34 @@ play_streams() {
 	return $rc
 }
 
+# stream_files DIR MIB FILE...: FILEs of MIB MiB of random data in DIR, each
+# allocated in one piece first (a clip written once), readable by the
+# clients, on the disk and not in the page cache.
+stream_files() {
+	local dir=$1 mib=$2 f
+	shift 2
+	mkdir -p "$dir"
+	for f in "$@"; do
+		fallocate -l "${mib}M" "$dir/$f"
+		dd if=/dev/urandom of="$dir/$f" bs=1M count="$mib" conv=notrunc status=none
+	done
+	chmod -R a+rwX "$dir"
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+}
+
+# played_clean TAG N FIELD LABEL: the reports of play_streams' clients TAG-1
+# to TAG-N, printed; 1 if one's FIELD (misses, misses_after_startup) is not 0.
+played_clean() {
+	local tag=$1 n=$2 field=$3 label=$4 i m rc=0
+	for ((i = 1; i <= n; i++)); do
+		echo "$label $i: $(cat "$IT_T/log/$tag-$i.json")"
+		m=$(json_field "$IT_T/log/$tag-$i.json" "$field")
+		[ "${m:-x}" = 0 ] || { echo "$label $i: ${m:-no report} late chunks ($field)"; rc=1; }
+	done
+	return $rc
+}
+
 # Four streams opened at the same instant on the emulated disk with the
 # README's stream settings (no calibration: io_size 16M, queue_depth 1,
 # prebuffer_ms 1000): the start-up is a race for the disk, and after it
@@ -70,41 +98,26 @@ play_streams() {
 # eviction took): a warm cache must not be worse than a cold one, so there no
 # chunk may be late at all.
 t_streams_together() {
-	local port=$((IT_PORT + 6)) emu=$IT_T/emu2 rc=0 i n m
+	local port=$((IT_PORT + 6)) emu=$IT_T/emu2 rc=0
 	BUILD=$BUILD "$IT_ROOT/bench/emudisk/emudisk-up.sh" "$emu" 1G > "$IT_T/log/emudisk2-up.log" 2>&1 ||
 		{ cat "$IT_T/log/emudisk2-up.log"; return 1; }
 	echo "$emu" >> "$IT_T/emudisks"
 	PRIV_CACHE=256M it_private together "$port" \
 		'[cache]\ndirect_io = yes\n[readahead]\nio_size = 16M\n[engine]\nqueue_depth = 1\n[stream.hd]\nmatch = *.mxf\nbitrate = 100M\nprebuffer_ms = 1000' \
 		"\tpath = $emu/mnt/share" ''
-	mkdir -p "$emu/mnt/share"
-	for f in t1.mxf t2.mxf t3.mxf t4.mxf filler.bin; do
-		fallocate -l 128M "$emu/mnt/share/$f"
-		dd if=/dev/urandom of="$emu/mnt/share/$f" bs=1M count=128 conv=notrunc status=none
-	done
-	chmod -R a+rwX "$emu/mnt/share"
-	sync
-	echo 3 > /proc/sys/vm/drop_caches
+	stream_files "$emu/mnt/share" 128 t1.mxf t2.mxf t3.mxf t4.mxf filler.bin
 	smbclient //127.0.0.1/s -p "$port" -U "$IT_USER%$IT_PASS" -c "get filler.bin /dev/null" \
 		> "$IT_T/log/filler.log" 2>&1 || { cat "$IT_T/log/filler.log"; rc=1; }
 	# cold: 3 s each: 37 MB of each file plus its read-ahead (24 blocks) fill the
 	# cache on top of the filler, which eviction takes first
 	play_streams "$port" 3 cold t1.mxf t2.mxf t3.mxf t4.mxf || rc=1
-	for i in 1 2 3 4; do
-		echo "cold $i: $(cat "$IT_T/log/cold-$i.json")"
-		n=$(json_field "$IT_T/log/cold-$i.json" misses_after_startup)
-		[ "${n:-x}" = 0 ] || { echo "cold stream $i: ${n:-no report} late chunks after start-up"; rc=1; }
-	done
+	played_clean cold 4 misses_after_startup "cold stream" || rc=1
 	"$BUILD/aiodctl" -s "$PRIV_SOCK" stats | grep -E '^(blocks_used|blocks_total|evictions)='
 	"$BUILD/aiodctl" -s "$PRIV_SOCK" stats | grep -q '^evictions=[1-9]' ||
 		{ echo "the cache never filled: the replay would not be from a full cache"; rc=1; }
 	echo 3 > /proc/sys/vm/drop_caches	# aiod's cache stays warm, the kernel's does not
 	play_streams "$port" 6 warm t1.mxf t2.mxf t3.mxf t4.mxf || rc=1
-	for i in 1 2 3 4; do
-		echo "warm $i: $(cat "$IT_T/log/warm-$i.json")"
-		m=$(json_field "$IT_T/log/warm-$i.json" misses)
-		[ "${m:-x}" = 0 ] || { echo "warm stream $i: ${m:-no report} late chunks"; rc=1; }
-	done
+	played_clean warm 4 misses "warm stream" || rc=1
 	"$BUILD/aiodctl" -s "$PRIV_SOCK" stats |
 		grep -E '^(cache_hits|cache_misses|readahead_blocks|deadline_misses|evictions)='
 	it_private_stop
@@ -123,9 +136,9 @@ t_streams_together() {
 # went before the next one's first read: this test saw 4 late chunks of one
 # clip (2 runs of 2); since, every chunk at least 369 ms early (3 runs).
 t_streams_unmatched() {
-	local port=$((IT_PORT + 6)) emu=$IT_T/emu3 rc=0 i m
-	BUILD=$BUILD "$IT_ROOT/bench/emudisk/emudisk-up.sh" "$emu" 1G > "$IT_T/log/emudisk3-up.log" 2>&1 ||
-		{ cat "$IT_T/log/emudisk3-up.log"; return 1; }
+	local port=$((IT_PORT + 12)) emu=$IT_T/emu4 rc=0
+	BUILD=$BUILD "$IT_ROOT/bench/emudisk/emudisk-up.sh" "$emu" 1G > "$IT_T/log/emudisk4-up.log" 2>&1 ||
+		{ cat "$IT_T/log/emudisk4-up.log"; return 1; }
 	echo "$emu" >> "$IT_T/emudisks"
 	# the emulated disk's profile (tests/unit/test_tuning.c has the same)
 	printf '%s\n' '[profile]' 'version = 2' '[device]' 'request_us = 15240' '[random]' \
@@ -138,20 +151,9 @@ t_streams_unmatched() {
 		"\tpath = $emu/mnt/share" ''
 	grep -q 'io_size 16M (profile' "$IT_T/log/aiod-unmatched.log" ||
 		{ echo "aiod did not take its settings from the profile"; grep settings "$IT_T/log/aiod-unmatched.log"; rc=1; }
-	mkdir -p "$emu/mnt/share"
-	for i in 1 2 3 4; do
-		fallocate -l 96M "$emu/mnt/share/c$i.mov"
-		dd if=/dev/urandom of="$emu/mnt/share/c$i.mov" bs=1M count=96 conv=notrunc status=none
-	done
-	chmod -R a+rwX "$emu/mnt/share"
-	sync
-	echo 3 > /proc/sys/vm/drop_caches
+	stream_files "$emu/mnt/share" 96 c1.mov c2.mov c3.mov c4.mov
 	play_streams "$port" 4 unmatched c1.mov c2.mov c3.mov c4.mov || rc=1
-	for i in 1 2 3 4; do
-		echo "clip $i: $(cat "$IT_T/log/unmatched-$i.json")"
-		m=$(json_field "$IT_T/log/unmatched-$i.json" misses)
-		[ "${m:-x}" = 0 ] || { echo "clip $i: ${m:-no report} late chunks"; rc=1; }
-	done
+	played_clean unmatched 4 misses clip || rc=1
 	"$BUILD/aiodctl" -s "$PRIV_SOCK" stats | grep -E '^(streams|readahead_blocks|cache_misses|disk_reads)='
 	"$BUILD/aiodctl" -s "$PRIV_SOCK" stats | grep -q '^streams=0$' ||
 		{ echo "a clip was taken for a stream: the test is not of best-effort readers"; rc=1; }
@@ -209,13 +211,7 @@ t_streams_copy() {
 	it_private copy "$port" \
 		'[cache]\ndirect_io = yes\n[readahead]\nio_size = 16M\n[engine]\nqueue_depth = 1\n[stream.hd]\nmatch = *.mxf\nbitrate = 100M\nprebuffer_ms = 1000\n[admission]\ncapacity = 140000000' \
 		"\tpath = $emu/mnt/share" ''
-	mkdir -p "$emu/mnt/share"
-	for f in c1.mxf c2.mxf; do
-		dd if=/dev/urandom of="$emu/mnt/share/$f" bs=1M count=96 status=none
-	done
-	chmod -R a+rwX "$emu/mnt/share"
-	sync
-	echo 3 > /proc/sys/vm/drop_caches
+	stream_files "$emu/mnt/share" 96 c1.mxf c2.mxf
 	"$BUILD/rtio-stream" --url "smb://127.0.0.1:$port/s/copy.bin" --user "$IT_USER%$IT_PASS" \
 		--greedy --write --chunk 4M --duration 10 > "$IT_T/log/copy.json" 2> "$IT_T/log/copy.err" &
 	cpid=$!
@@ -234,11 +230,7 @@ t_streams_copy() {
 	play_streams "$port" 5 copyplay c1.mxf c2.mxf || rc=1
 	wait "$cpid" || { echo "the copy failed: $(cat "$IT_T/log/copy.err")"; rc=1; }
 	echo "copy: $(cat "$IT_T/log/copy.json")"
-	for i in 1 2; do
-		echo "stream $i: $(cat "$IT_T/log/copyplay-$i.json")"
-		n=$(json_field "$IT_T/log/copyplay-$i.json" misses_after_startup)
-		[ "${n:-x}" = 0 ] || { echo "stream $i: ${n:-no report} late chunks after start-up"; rc=1; }
-	done
+	played_clean copyplay 2 misses_after_startup stream || rc=1
 	"$BUILD/aiodctl" -s "$PRIV_SOCK" stats | grep -E '^(writebacks|writeback_bytes|writes_held)='
 	held=$("$BUILD/aiodctl" -s "$PRIV_SOCK" stats | sed -n 's/^writes_held=//p')
 	[ "${held:-0}" -gt 0 ] || { echo "aiod never held a write of the copy"; rc=1; }

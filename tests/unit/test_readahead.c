@@ -54,6 +54,25 @@ struct fixture {
 	struct aiod_open *o[NFILES];
 };
 
+/*
+ * A file of FILE_BLKS blocks named name in the fixture's directory, opened
+ * into os as aiod opens a client's file; unlinked at once (the open keeps it).
+ */
+static struct aiod_open *open_file(struct fixture *f, struct aiod_opens *os, const char *name)
+{
+	struct aiod_open *o = NULL;
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", f->dir, name);
+	fd = open(path, O_CREAT | O_RDWR | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)FILE_BLKS * BS), 0);
+	assert_int_equal(aiod_open_add(f->ctx, os, fd, name, 0, &o), 0);
+	assert_int_equal(unlink(path), 0);
+	return o;
+}
+
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
@@ -74,15 +93,10 @@ static int setup(void **state)
 	snprintf(f->dir, sizeof(f->dir), "/tmp/rtio-ra.XXXXXX");
 	assert_non_null(mkdtemp(f->dir));
 	for (int i = 0; i < NFILES; i++) {
-		char path[128], name[32];
-		int fd;
+		char name[32];
 
-		snprintf(path, sizeof(path), "%s/s%d.mxf", f->dir, i);
 		snprintf(name, sizeof(name), "s%d.mxf", i);
-		fd = open(path, O_CREAT | O_RDWR | O_TRUNC | O_CLOEXEC, 0600);
-		assert_true(fd >= 0);
-		assert_int_equal(ftruncate(fd, (off_t)FILE_BLKS * BS), 0);
-		assert_int_equal(aiod_open_add(f->ctx, &f->os, fd, name, 0, &f->o[i]), 0);
+		f->o[i] = open_file(f, &f->os, name);
 		assert_true(f->o[i]->rate_bps > 0);
 	}
 	*state = f;
@@ -96,12 +110,6 @@ static int teardown(void **state)
 	fake_engine_run(f->ctx->engine);
 	aiod_open_close_all(f->ctx, &f->os);
 	assert_int_equal(f->ctx->cache->pinned, 0);
-	for (int i = 0; i < NFILES; i++) {
-		char path[128];
-
-		snprintf(path, sizeof(path), "%s/s%d.mxf", f->dir, i);
-		unlink(path);
-	}
 	rmdir(f->dir);
 	aiod_region_destroy(&f->ctx->region);
 	talloc_free(f->ctx);
@@ -308,17 +316,11 @@ static void test_ra_best_effort_readers_together(void **state)
 	assert_int_equal(f->ctx->streams, 0);
 	memset(&os, 0, sizeof(os));
 	for (int i = 0; i < NFILES; i++) {
-		char path[128], name[32];
-		int fd;
+		char name[32];
 
-		snprintf(path, sizeof(path), "%s/b%d.mov", f->dir, i);
 		snprintf(name, sizeof(name), "b%d.mov", i);
-		fd = open(path, O_CREAT | O_RDWR | O_TRUNC | O_CLOEXEC, 0600);
-		assert_true(fd >= 0);
-		assert_int_equal(ftruncate(fd, (off_t)FILE_BLKS * BS), 0);
-		assert_int_equal(aiod_open_add(f->ctx, &os, fd, name, 0, &b[i]), 0);
+		b[i] = open_file(f, &os, name);
 		assert_int_equal(b[i]->rate_bps, 0);
-		unlink(path);
 	}
 	/* The second sequential read establishes the pattern; read-ahead starts after it. */
 	for (uint64_t blk = 0; blk < 2; blk++) {
