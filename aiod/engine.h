@@ -28,6 +28,7 @@ struct aiod_engine_stats {
 	bool fixed_buffers;	/* the region is registered with the ring */
 	uint64_t continued;	/* reads served where the last one ended, ahead of the head */
 	uint64_t waited_first;	/* heads served first because a client waited for them */
+	uint64_t expedited;	/* queued operations made due sooner: a client waited for them */
 	uint64_t merged;	/* queued reads taken along by the one before them (grow) */
 };
 
@@ -64,6 +65,18 @@ void aiod_engine_set_costs(struct aiod_engine *e, uint64_t request_ns, uint64_t 
  */
 typedef bool (*aiod_engine_waited_fn)(void *arg, aiod_engine_done_fn done, void *private_data);
 void aiod_engine_set_waited(struct aiod_engine *e, aiod_engine_waited_fn fn, void *arg);
+
+/*
+ * A client now waits for the queued operation match() picks (arg passed to
+ * it): make it due no later than deadline_ns. Read-ahead is queued with the
+ * deadline of when its reader was expected to get there; a reader that gets
+ * there sooner (a reserved flow back behind its reservation, a best-effort
+ * reader faster than its window's spread) must not wait out that deadline.
+ * Whether a queued operation matched (one at the device cannot be moved).
+ */
+typedef bool (*aiod_engine_match_fn)(void *arg, aiod_engine_done_fn done, void *private_data);
+bool aiod_engine_expedite(struct aiod_engine *e, aiod_engine_match_fn match, void *arg,
+			  uint64_t deadline_ns);
 
 /*
  * How large (bytes) a queued vectored read of done/private_data may grow

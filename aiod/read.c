@@ -60,6 +60,22 @@ uint64_t aiod_load_grow(void *arg, aiod_engine_done_fn done, void *private_data)
 	return aiod_readahead_sustain_bytes(arg, ld->open);
 }
 
+/* aiod_engine_match_fn: the queued load that reads block arg. */
+static bool load_reads_block(void *arg, aiod_engine_done_fn done, void *private_data)
+{
+	const struct aiod_load *ld = private_data;
+
+	if (done != load_done) {
+		return false;
+	}
+	for (uint32_t i = 0; i < ld->n; i++) {
+		if (ld->b[i] == arg) {
+			return true;
+		}
+	}
+	return false;
+}
+
 bool aiod_load_waited(void *arg, aiod_engine_done_fn done, void *private_data)
 {
 	const struct aiod_load *ld = private_data;
@@ -392,6 +408,9 @@ bool aiod_read0_start(struct aiod_req *r)
 			if (b->state == AIOD_BLK_LOADING) {
 				wait_for(r, i, b);	/* coalesced miss */
 				ctx->st.cache_misses++;
+				/* read-ahead queued for later: the client waits for it now */
+				(void)aiod_engine_expedite(ctx->engine, load_reads_block, b,
+							   demand_deadline);
 			} else {
 				ctx->st.cache_hits++;
 			}

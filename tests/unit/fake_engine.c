@@ -169,6 +169,21 @@ int aiod_engine_writeback(struct aiod_engine *e, int fd, uint64_t off, uint32_t 
 	return fake_push(e, op, deadline_ns, done, private_data);
 }
 
+bool aiod_engine_expedite(struct aiod_engine *e, aiod_engine_match_fn match, void *arg,
+			  uint64_t deadline_ns)
+{
+	for (struct fake_op *op = e->ops; op != NULL; op = op->next) {
+		if (match(arg, op->done, op->private_data)) {
+			if (deadline_ns < op->deadline_ns) {
+				op->deadline_ns = deadline_ns;
+				e->st.expedited++;
+			}
+			return true;
+		}
+	}
+	return false;
+}
+
 /* The fake serves operations in arrival order: there is no deadline order to restore. */
 void aiod_engine_set_rekey(struct aiod_engine *e, aiod_engine_rekey_fn fn, void *arg)
 {

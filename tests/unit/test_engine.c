@@ -121,6 +121,51 @@ static void test_engine_no_continuation_past_a_deadline(void **state)
 	run(true, 1, "ABC");
 }
 
+static bool is_tag(void *arg, aiod_engine_done_fn fn, void *private_data)
+{
+	(void)fn;
+	return private_data == arg;
+}
+
+/*
+ * A queued read a client now waits for is made due sooner (read-ahead found
+ * still queued by a reader that got there early): C was due before B, and
+ * after B is expedited B goes first; an expedite to a later deadline, or of
+ * nothing queued, changes nothing.
+ */
+static void test_engine_expedite(void **state)
+{
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct tevent_context *ev = tevent_context_init(mem);
+	uint8_t *bufs = talloc_zero_array(mem, uint8_t, 3 * BLK);
+	char err[256];
+	struct aiod_engine *e;
+	struct aiod_engine_stats st;
+	struct order o = { .n = 0 };
+	struct op_tag a = { &o, 'A' }, b = { &o, 'B' }, c = { &o, 'C' }, none = { &o, 'N' };
+	uint64_t now = aiod_now_ns();
+	int fd = scratch_file(1 << 20);
+
+	(void)state;
+	assert_non_null(ev);
+	e = aiod_engine_create(mem, ev, 1, bufs, BLK, 3, err, sizeof(err));
+	assert_non_null(e);
+	assert_int_equal(aiod_engine_read(e, fd, 0, 0, BLK, 0, now + 1000000, done, &a), 0);
+	assert_int_equal(aiod_engine_read(e, fd, 1, 0, BLK, 8 * BLK, now + 60000000000ull, done, &b), 0);
+	assert_int_equal(aiod_engine_read(e, fd, 2, 0, BLK, 4 * BLK, now + 5000000000ull, done, &c), 0);
+	assert_true(aiod_engine_expedite(e, is_tag, &c, now + 9000000000ull));	/* later: no change */
+	assert_true(aiod_engine_expedite(e, is_tag, &b, now + 2000000));
+	assert_false(aiod_engine_expedite(e, is_tag, &none, now));
+	aiod_engine_get_stats(e, &st);
+	assert_int_equal(st.expedited, 1);
+	while (o.n < 3) {
+		assert_int_equal(tevent_loop_once(ev), 0);
+	}
+	assert_memory_equal(o.seen, "ABC", 3);
+	close(fd);
+	talloc_free(mem);
+}
+
 static void test_engine_no_continuation_past_a_waited_read(void **state)
 {
 	(void)state;
@@ -279,6 +324,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_engine_plain_edf_without_costs),
 		cmocka_unit_test(test_engine_no_continuation_past_a_deadline),
 		cmocka_unit_test(test_engine_no_continuation_past_a_waited_read),
+		cmocka_unit_test(test_engine_expedite),
 		cmocka_unit_test(test_engine_grow_takes_the_next_read_along),
 		cmocka_unit_test(test_engine_grow_not_beyond_what_is_wanted),
 		cmocka_unit_test(test_engine_grow_splits_a_short_read),
