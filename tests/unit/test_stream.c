@@ -308,6 +308,11 @@ static void test_stream_deadlines_reserved_flow(void **state)
 	now = aiod_now_ns();
 	d = aiod_stream_deadline(&f->ctx, &f->open, 16ull << 20);
 	assert_true(d >= now + 624 * ms && d <= now + 675 * ms);
+	/* While a stream is admitted best effort gives way: its read-ahead is due as its read. */
+	f->ctx.streams = 1;
+	d = aiod_stream_deadline(&f->ctx, &f->open, 16ull << 20);
+	assert_true(d >= now + 499 * ms && d <= now + 550 * ms);
+	f->ctx.streams = 0;
 	d = aiod_stream_demand_deadline(&f->ctx, &f->open);
 	assert_true(d >= now + 499 * ms && d <= now + 550 * ms);
 	/* A flow without a reservation is never due sooner (behind, but reserving 0). */
