@@ -146,6 +146,12 @@ void aiod_admission_release(struct aiod_ctx *ctx, struct aiod_open *o)
 	admission_count(ctx, -1);
 }
 
+bool aiod_admission_nothing_owed(const struct aiod_ctx *ctx)
+{
+	return ctx->streams == 0 && ctx->recorders == 0 &&
+	       aiod_qos_policy_reserved(ctx->cfg->qos) == 0;
+}
+
 void aiod_admission_publish(struct aiod_ctx *ctx)
 {
 	/*
@@ -154,7 +160,5 @@ void aiod_admission_publish(struct aiod_ctx *ctx)
 	 * keep, which is what aiod's ordering is for. Demoted streams hold no
 	 * promise and do not count.
 	 */
-	aiod_region_set_random_local(&ctx->region,
-				     ctx->streams == 0 && ctx->recorders == 0 &&
-					     aiod_qos_policy_reserved(ctx->cfg->qos) == 0);
+	aiod_region_set_random_local(&ctx->region, aiod_admission_nothing_owed(ctx));
 }

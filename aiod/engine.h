@@ -67,12 +67,12 @@ typedef bool (*aiod_engine_waited_fn)(void *arg, aiod_engine_done_fn done, void 
 void aiod_engine_set_waited(struct aiod_engine *e, aiod_engine_waited_fn fn, void *arg);
 
 /*
- * A client now waits for the queued operation match() picks (arg passed to
- * it): make it due no later than deadline_ns. Read-ahead is queued with the
+ * A client now waits for the queued operations match() picks (arg passed to
+ * it): make each due no later than deadline_ns, in one pass over the queue. Read-ahead is queued with the
  * deadline of when its reader was expected to get there; a reader that gets
  * there sooner (a reserved flow back behind its reservation, a best-effort
  * reader faster than its window's spread) must not wait out that deadline.
- * Whether a queued operation matched (one at the device cannot be moved).
+ * Whether any queued operation matched (one at the device cannot be moved).
  */
 typedef bool (*aiod_engine_match_fn)(void *arg, aiod_engine_done_fn done, void *private_data);
 bool aiod_engine_expedite(struct aiod_engine *e, aiod_engine_match_fn match, void *arg,

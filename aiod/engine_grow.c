@@ -31,20 +31,26 @@ void aiod_engine_set_waited(struct aiod_engine *e, aiod_engine_waited_fn fn, voi
 bool aiod_engine_expedite(struct aiod_engine *e, aiod_engine_match_fn match, void *arg,
 			  uint64_t deadline_ns)
 {
+	bool matched = false, moved = false;
+
+	/* One pass for every operation match() picks, one reorder at the end. */
 	for (uint32_t i = 0; i < e->queue->count; i++) {
 		struct engine_op *op = (struct engine_op *)e->queue->heap[i];
 
 		if (!match(arg, op->done, op->private_data)) {
 			continue;
 		}
+		matched = true;
 		if (deadline_ns < op->item.deadline_ns) {
 			op->item.deadline_ns = deadline_ns;
-			aiod_edf_reorder(e->queue);
 			e->st.expedited++;
+			moved = true;
 		}
-		return true;
 	}
-	return false;
+	if (moved) {
+		aiod_edf_reorder(e->queue);
+	}
+	return matched;
 }
 
 void aiod_engine_rekey(struct aiod_engine *e, uint64_t old_round_ns, uint64_t new_round_ns)

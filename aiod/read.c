@@ -60,17 +60,26 @@ uint64_t aiod_load_grow(void *arg, aiod_engine_done_fn done, void *private_data)
 	return aiod_readahead_sustain_bytes(arg, ld->open);
 }
 
-/* aiod_engine_match_fn: the queued load that reads block arg. */
-static bool load_reads_block(void *arg, aiod_engine_done_fn done, void *private_data)
+/* Blocks a read found still loading: their queued loads are due as the read is. */
+struct loading_blocks {
+	struct aiod_block *b[RTIO_MAX_SEGS];
+	uint32_t n;
+};
+
+/* aiod_engine_match_fn: a queued load that reads one of the blocks of arg. */
+static bool load_reads_any(void *arg, aiod_engine_done_fn done, void *private_data)
 {
+	const struct loading_blocks *want = arg;
 	const struct aiod_load *ld = private_data;
 
 	if (done != load_done) {
 		return false;
 	}
 	for (uint32_t i = 0; i < ld->n; i++) {
-		if (ld->b[i] == arg) {
-			return true;
+		for (uint32_t j = 0; j < want->n; j++) {
+			if (ld->b[i] == want->b[j]) {
+				return true;
+			}
 		}
 	}
 	return false;
@@ -337,6 +346,7 @@ bool aiod_read0_start(struct aiod_req *r)
 	struct stat st;
 	struct aiod_block *run[RTIO_MAX_SEGS];
 	uint32_t nrun = 0;
+	struct loading_blocks loading = { .n = 0 };
 	uint64_t demand_deadline;
 
 	if (read0_hit(r)) {
@@ -408,9 +418,9 @@ bool aiod_read0_start(struct aiod_req *r)
 			if (b->state == AIOD_BLK_LOADING) {
 				wait_for(r, i, b);	/* coalesced miss */
 				ctx->st.cache_misses++;
-				/* read-ahead queued for later: the client waits for it now */
-				(void)aiod_engine_expedite(ctx->engine, load_reads_block, b,
-							   demand_deadline);
+				if (loading.n < RTIO_MAX_SEGS) {	/* a read spans at most that many */
+					loading.b[loading.n++] = b;
+				}
 			} else {
 				ctx->st.cache_hits++;
 			}
@@ -423,6 +433,10 @@ bool aiod_read0_start(struct aiod_req *r)
 		ctx->st.cache_misses++;
 		wait_for(r, i, b);
 		run[nrun++] = b;
+	}
+	if (loading.n > 0) {
+		/* read-ahead queued for later: the client waits for it now */
+		(void)aiod_engine_expedite(ctx->engine, load_reads_any, &loading, demand_deadline);
 	}
 	if (r->error == 0) {
 		aiod_readahead(ctx, o, last, (uint64_t)st.st_size,

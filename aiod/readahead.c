@@ -14,13 +14,6 @@
 #include "profile.h"
 #include "streams.h"
 
-static uint32_t io_blocks(const struct aiod_ctx *ctx)
-{
-	uint32_t n = ctx->cfg->readahead_io_size / ctx->cache->block_size;
-
-	return n < 1 ? 1 : (n > RTIO_MAX_SEGS ? RTIO_MAX_SEGS : n);
-}
-
 /*
  * The smallest request (blocks) for o with which one round of requests, one
  * per admitted stream, takes no longer than playing what each request brings:
@@ -57,8 +50,8 @@ uint64_t aiod_readahead_sustain_bytes(const struct aiod_ctx *ctx, const struct a
 {
 	uint32_t n = sustain_blocks(ctx, o);
 
-	if (n > io_blocks(ctx)) {
-		n = io_blocks(ctx);
+	if (n > aiod_stream_io_blocks(ctx)) {
+		n = aiod_stream_io_blocks(ctx);
 	}
 	return (uint64_t)n * ctx->cache->block_size;
 }
@@ -80,7 +73,7 @@ uint64_t aiod_readahead_sustain_bytes(const struct aiod_ctx *ctx, const struct a
 static uint32_t request_blocks(const struct aiod_ctx *ctx, const struct aiod_open *o,
 			       uint32_t window, uint64_t lead)
 {
-	uint32_t n = io_blocks(ctx);
+	uint32_t n = aiod_stream_io_blocks(ctx);
 
 	/*
 	 * A reader that starts with a lead of a whole request already (a replay
@@ -192,10 +185,10 @@ void aiod_readahead(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t last, ui
 			}
 			ctx->st.readahead_blocks += nrun;
 			o->ra_next_blk = start + nrun;
-			if (o->ra_size < io_blocks(ctx)) {
+			if (o->ra_size < aiod_stream_io_blocks(ctx)) {
 				o->ra_size = nrun + (nrun / 3 > 1 ? nrun / 3 : 1);
-				if (o->ra_size > io_blocks(ctx)) {
-					o->ra_size = io_blocks(ctx);
+				if (o->ra_size > aiod_stream_io_blocks(ctx)) {
+					o->ra_size = aiod_stream_io_blocks(ctx);
 				}
 			}
 			nrun = 0;

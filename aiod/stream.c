@@ -17,7 +17,6 @@
 #include "aiod.h"
 #include "log.h"
 #include "qos.h"
-#include "qos_policy.h"
 #include "streams.h"
 
 void aiod_stream_classify(struct aiod_ctx *ctx, struct aiod_open *o)
@@ -121,6 +120,13 @@ uint32_t aiod_stream_best_effort_blocks(const struct aiod_ctx *ctx)
 	return n;
 }
 
+uint32_t aiod_stream_io_blocks(const struct aiod_ctx *ctx)
+{
+	uint32_t n = ctx->cfg->readahead_io_size / ctx->cache->block_size;
+
+	return n < 1 ? 1 : (n > RTIO_MAX_SEGS ? RTIO_MAX_SEGS : n);
+}
+
 /*
  * A best-effort reader's window n, bounded by its QoS flow's read limit to
  * one second at that limit. The module charges a flow for what its clients
@@ -140,7 +146,7 @@ static uint32_t stream_limited_blocks(const struct aiod_ctx *ctx, const struct a
 	uint64_t limit = aiod_qos_slot_read_limit(ctx, o->qos_slot);
 	uint64_t bs = ctx->cache->block_size;
 	uint64_t cap = (limit + bs - 1) / bs;
-	uint64_t two = 2 * (ctx->cfg->readahead_io_size / bs > 0 ? ctx->cfg->readahead_io_size / bs : 1);
+	uint64_t two = 2 * (uint64_t)aiod_stream_io_blocks(ctx);
 
 	if (limit == 0) {
 		return n;
@@ -325,7 +331,7 @@ static uint64_t stream_best_effort_due(struct aiod_ctx *ctx, const struct aiod_o
 	 * found its read-ahead (the QoS scenario's reserved bay had late chunks
 	 * in 3 of 9 runs, none in 6 before).
 	 */
-	if (ctx->streams != 0 || ctx->recorders != 0 || aiod_qos_policy_reserved(ctx->cfg->qos) != 0) {
+	if (!aiod_admission_nothing_owed(ctx)) {
 		return aiod_stream_demand_deadline(ctx, o);
 	}
 	if (ahead > window) {

@@ -21,11 +21,19 @@ void aiod_admission_release(struct aiod_ctx *ctx, struct aiod_open *o);
  * clients may read random misses themselves now (aiod_region_set_random_local).
  */
 void aiod_admission_publish(struct aiod_ctx *ctx);
+/*
+ * Whether nothing is owed a rate: no admitted stream or recorder, no QoS
+ * reservation. Then aiod's ordering keeps no promise, random misses are the
+ * client's own and best-effort read-ahead is spread by distance.
+ */
+bool aiod_admission_nothing_owed(const struct aiod_ctx *ctx);
 
 /* stream.c */
 void aiod_stream_classify(struct aiod_ctx *ctx, struct aiod_open *o);
 /* Whether o's stream is past its start-up, so a read that waits counts as a deadline miss. */
 bool aiod_stream_playing(const struct aiod_open *o, uint64_t off);
+/* One read-ahead request ([readahead] io_size) in cache blocks: 1 to RTIO_MAX_SEGS. */
+uint32_t aiod_stream_io_blocks(const struct aiod_ctx *ctx);
 /* Read-ahead blocks for a best-effort sequential reader now (smaller while streams are open). */
 uint32_t aiod_stream_best_effort_blocks(const struct aiod_ctx *ctx);
 /* Account a read of [off, off+len) by o; returns how many blocks past the read to prefetch. */

@@ -172,16 +172,18 @@ int aiod_engine_writeback(struct aiod_engine *e, int fd, uint64_t off, uint32_t 
 bool aiod_engine_expedite(struct aiod_engine *e, aiod_engine_match_fn match, void *arg,
 			  uint64_t deadline_ns)
 {
+	bool matched = false;
+
 	for (struct fake_op *op = e->ops; op != NULL; op = op->next) {
 		if (match(arg, op->done, op->private_data)) {
+			matched = true;
 			if (deadline_ns < op->deadline_ns) {
 				op->deadline_ns = deadline_ns;
 				e->st.expedited++;
 			}
-			return true;
 		}
 	}
-	return false;
+	return matched;
 }
 
 /* The fake serves operations in arrival order: there is no deadline order to restore. */

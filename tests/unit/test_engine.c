@@ -166,6 +166,54 @@ static void test_engine_expedite(void **state)
 	talloc_free(mem);
 }
 
+/* A read waits on blocks of two queued loads (B, D): one call makes both due, C stays last. */
+struct tag_set {
+	const void *tags[2];
+};
+
+static bool is_in_set(void *arg, aiod_engine_done_fn fn, void *private_data)
+{
+	const struct tag_set *set = arg;
+
+	(void)fn;
+	return private_data == set->tags[0] || private_data == set->tags[1];
+}
+
+static void test_engine_expedite_every_match(void **state)
+{
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct tevent_context *ev = tevent_context_init(mem);
+	uint8_t *bufs = talloc_zero_array(mem, uint8_t, 4 * BLK);
+	char err[256];
+	struct aiod_engine *e;
+	struct aiod_engine_stats st;
+	struct order o = { .n = 0 };
+	struct op_tag a = { &o, 'A' }, b = { &o, 'B' }, c = { &o, 'C' }, d = { &o, 'D' };
+	struct tag_set bd = { { &b, &d } };
+	uint64_t now = aiod_now_ns();
+	int fd = scratch_file(1 << 20);
+
+	(void)state;
+	assert_non_null(ev);
+	e = aiod_engine_create(mem, ev, 1, bufs, BLK, 4, err, sizeof(err));
+	assert_non_null(e);
+	assert_int_equal(aiod_engine_read(e, fd, 0, 0, BLK, 0, now + 1000000, done, &a), 0);
+	assert_int_equal(aiod_engine_read(e, fd, 1, 0, BLK, 8 * BLK, now + 60000000000ull, done, &b), 0);
+	assert_int_equal(aiod_engine_read(e, fd, 2, 0, BLK, 4 * BLK, now + 5000000000ull, done, &c), 0);
+	assert_int_equal(aiod_engine_read(e, fd, 3, 0, BLK, 12 * BLK, now + 50000000000ull, done, &d), 0);
+	assert_true(aiod_engine_expedite(e, is_in_set, &bd, now + 2000000));
+	aiod_engine_get_stats(e, &st);
+	assert_int_equal(st.expedited, 2);
+	while (o.n < 4) {
+		assert_int_equal(tevent_loop_once(ev), 0);
+	}
+	assert_int_equal(o.seen[0], 'A');
+	assert_true((o.seen[1] == 'B' && o.seen[2] == 'D') || (o.seen[1] == 'D' && o.seen[2] == 'B'));
+	assert_int_equal(o.seen[3], 'C');
+	close(fd);
+	talloc_free(mem);
+}
+
 static void test_engine_no_continuation_past_a_waited_read(void **state)
 {
 	(void)state;
@@ -325,6 +373,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_engine_no_continuation_past_a_deadline),
 		cmocka_unit_test(test_engine_no_continuation_past_a_waited_read),
 		cmocka_unit_test(test_engine_expedite),
+		cmocka_unit_test(test_engine_expedite_every_match),
 		cmocka_unit_test(test_engine_grow_takes_the_next_read_along),
 		cmocka_unit_test(test_engine_grow_not_beyond_what_is_wanted),
 		cmocka_unit_test(test_engine_grow_splits_a_short_read),
