@@ -1,7 +1,7 @@
 # fio benchmark: the rtio fio ioengine and the cache-hit round-trip probe.
 # Included by the top Makefile, which defines BUILD. Standalone:
 #   make -f bench/fio/fio.mk BUILD=build build/fio/rtio_engine.so build/fio/hit_rtt
-# bench/fio/build.sh does the same without make.
+# bench/fio/build.sh runs these recipes (through the top Makefile) with aiod and aiodctl.
 BUILD ?= build
 FIO_SRC ?= $(BUILD)/src/fio
 # fio's headers need the config-host.h its configure writes; configure runs
@@ -12,6 +12,8 @@ FIO_CLIENT_HDR := $(wildcard common/*.h)
 FIO_BENCH_CFLAGS := -Wall -Wextra -Werror -O2 -g -std=gnu11 -D_GNU_SOURCE -fPIC -Icommon \
 	$(shell pkg-config --cflags talloc 2>/dev/null)
 FIO_BENCH_LIBS := $(shell pkg-config --libs talloc 2>/dev/null)
+# the engine's own reads (rtio_route=module) go through a private io_uring
+FIO_ENGINE_LIBS := $(FIO_BENCH_LIBS) $(shell pkg-config --libs liburing 2>/dev/null)
 
 $(FIO_CFG_DIR)/config-host.h:
 	@test -f $(FIO_SRC)/configure || { echo "no fio source in $(FIO_SRC): run scripts/deps.sh" >&2; exit 1; }
@@ -26,7 +28,7 @@ $(BUILD)/fio/rtio_engine.so: bench/fio/rtio_engine.c $(FIO_CLIENT_SRC) $(FIO_CLI
 		$(FIO_CFG_DIR)/config-host.h
 	@mkdir -p $(dir $@)
 	$(CC) $(FIO_BENCH_CFLAGS) -isystem $(FIO_CFG_DIR) -include $(FIO_CFG_DIR)/config-host.h \
-		-shared -o $@ bench/fio/rtio_engine.c $(FIO_CLIENT_SRC) $(FIO_BENCH_LIBS)
+		-shared -o $@ bench/fio/rtio_engine.c $(FIO_CLIENT_SRC) $(FIO_ENGINE_LIBS)
 
 $(BUILD)/fio/hit_rtt: bench/fio/hit_rtt.c $(FIO_CLIENT_SRC) $(FIO_CLIENT_HDR)
 	@mkdir -p $(dir $@)

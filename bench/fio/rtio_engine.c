@@ -18,6 +18,16 @@
  * in a local queue, so any iodepth works; the excess waits client-side and
  * that wait is part of fio's completion latency, as it would be in smbd.
  *
+ * Reads: rtio_route=aiod (the default) sends every read to aiod, which
+ * measures aiod itself. rtio_route=module routes each read as vfs_rtio does
+ * with its defaults (rtio:hits = local, rtio:random = local; see
+ * vfs_rtio_read_route()): what aiod's cache holds whole is copied here
+ * without a round trip; a random read of a large file, while aiod says
+ * nothing is owed a rate, and a read the page cache holds whole, are the
+ * engine's own (a private io_uring on fio's descriptor, where smbd would use
+ * its thread pool); the rest goes to aiod. That is the cost a client of the
+ * share sees, the library's advice included.
+ *
  * Built against fio's headers with a config-host.h from fio's own configure
  * (bench/fio/build.sh or fio.mk). The fields used here (thread_data, io_u up
  * to its engine union, fio_file) do not depend on configure results, so the
@@ -30,6 +40,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <liburing.h>
 #include <talloc.h>
 
 #include "fio.h"
@@ -46,6 +57,7 @@ struct rtio_fio_options {
 	char *socket;
 	unsigned int timeout_ms;
 	unsigned int invalidate;
+	unsigned int route_module;
 };
 
 static struct fio_option rtio_fio_opts[] = {
@@ -81,6 +93,21 @@ static struct fio_option rtio_fio_opts[] = {
 		.group	= FIO_OPT_G_INVALID,
 	},
 	{
+		.name	= "rtio_route",
+		.lname	= "who serves a read",
+		.type	= FIO_OPT_STR,
+		.off1	= offsetof(struct rtio_fio_options, route_module),
+		.def	= "aiod",
+		.help	= "aiod: every read through aiod; module: route reads as vfs_rtio does",
+		.posval	= {
+			{ .ival = "aiod", .oval = 0, .help = "every read is a round trip to aiod" },
+			{ .ival = "module", .oval = 1,
+			  .help = "cache hits copied here, random misses and page-cache hits read here" },
+		},
+		.category = FIO_OPT_C_ENGINE,
+		.group	= FIO_OPT_G_INVALID,
+	},
+	{
 		.name	= NULL,
 	},
 };
@@ -96,10 +123,16 @@ struct rtio_fio_data {
 	unsigned done_cap, done_head, done_count;
 	/* What the last getevents() returned, for event(). */
 	struct io_u **events;
+	/* rtio_route=module: the engine's own reads, and how many are in flight. */
+	bool route_module;
+	bool ring_ready;
+	struct io_uring ring;
+	unsigned local_inflight;
 };
 
 struct rtio_fio_file {
-	uint64_t file_id;
+	struct rtio_file info;	/* what aiod knows the file as */
+	uint64_t read_end;	/* where the previous read ended: random or not */
 };
 
 /* Double the completion ring, keeping its order. */
@@ -181,6 +214,17 @@ static int rtio_fio_init(struct thread_data *td)
 		talloc_free(d);
 		return 1;
 	}
+	d->route_module = o->route_module != 0;
+	if (d->route_module) {
+		ret = io_uring_queue_init(d->done_cap, &d->ring, 0);
+		if (ret < 0) {
+			log_err("%s: rtio_route=module needs an io_uring of %u entries: %s\n",
+				RTIO_FIO_NAME, d->done_cap, strerror(-ret));
+			talloc_free(d);
+			return 1;
+		}
+		d->ring_ready = true;
+	}
 	td->io_ops_data = d;
 	return 0;
 }
@@ -189,6 +233,15 @@ static void rtio_fio_cleanup(struct thread_data *td)
 {
 	struct rtio_fio_data *d = td->io_ops_data;
 
+	if (d != NULL && d->ring_ready) {
+		/* fio reaped every io_u: nothing of ours is in flight. */
+		io_uring_queue_exit(&d->ring);
+		d->ring_ready = false;
+	}
+	if (d != NULL) {
+		/* aiod counts the reads made here (aiodctl stats); best effort. */
+		(void)rtio_client_report_local_reads(d->c);
+	}
 	/* Closes the session: aiod releases whatever it still holds for us. */
 	talloc_free(d);
 	td->io_ops_data = NULL;
@@ -240,7 +293,8 @@ static int rtio_fio_open_file(struct thread_data *td, struct fio_file *f)
 		td_verror(td, -ret, "rtio_client_open");
 		return 1;
 	}
-	rf->file_id = info.file_id;
+	rf->info = info;
+	rf->read_end = 0;	/* as the module starts: a first read at 0 continues it */
 	FILE_SET_ENG_DATA(f, rf);
 	return 0;
 }
@@ -252,7 +306,7 @@ static int rtio_fio_close_file(struct thread_data *td, struct fio_file *f)
 
 	if (rf != NULL) {
 		/* fio closes only files without I/O in flight. */
-		int ret = d != NULL ? rtio_client_close(d->c, rf->file_id) : 0;
+		int ret = d != NULL ? rtio_client_close(d->c, rf->info.file_id) : 0;
 
 		if (ret < 0 && ret != -ENOTCONN) {
 			log_err("%s: closing %s in aiod: %s\n", RTIO_FIO_NAME, f->file_name,
@@ -262,6 +316,75 @@ static int rtio_fio_close_file(struct thread_data *td, struct fio_file *f)
 		FILE_SET_ENG_DATA(f, NULL);
 	}
 	return generic_close_file(td, f);
+}
+
+/* A read the engine makes itself (rtio_route=module), on fio's descriptor. */
+static int rtio_fio_local_read(struct rtio_fio_data *d, struct io_u *io_u)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&d->ring);
+	int ret;
+
+	if (sqe == NULL) {
+		return -EBUSY;	/* the ring holds iodepth: cannot happen */
+	}
+	io_uring_prep_read(sqe, io_u->file->fd, io_u->xfer_buf, (unsigned)io_u->xfer_buflen,
+			   io_u->offset);
+	io_uring_sqe_set_data(sqe, io_u);
+	ret = io_uring_submit(&d->ring);
+	if (ret < 0) {
+		return ret;
+	}
+	d->local_inflight++;
+	return 0;
+}
+
+/*
+ * rtio_route=module: vfs_rtio_read_route() with the module's defaults.
+ * FIO_Q_COMPLETED for a hit copied here, FIO_Q_QUEUED for a read of the
+ * engine's own, FIO_Q_BUSY when aiod is to serve it.
+ */
+static enum fio_q_status rtio_fio_route_read(struct rtio_fio_data *d, struct rtio_fio_file *rf,
+					     struct io_u *io_u)
+{
+	uint64_t prev_end = rf->read_end;
+	size_t n = io_u->xfer_buflen;
+	off_t off = (off_t)io_u->offset;
+	int ret;
+
+	rf->read_end = io_u->offset + n;
+	if (rtio_client_read_cached(d->c, &rf->info, io_u->xfer_buf, n, off) == (ssize_t)n) {
+		return FIO_Q_COMPLETED;
+	}
+	if (!rtio_client_read_yourself(d->c, &rf->info, io_u->file->real_file_size, prev_end,
+				       off, n) &&
+	    (rf->info.stream_class != 0 ||
+	     rtio_page_cached(io_u->file->fd, io_u->offset, n) != 1)) {
+		return FIO_Q_BUSY;
+	}
+	ret = rtio_fio_local_read(d, io_u);
+	if (ret < 0) {
+		io_u->error = (unsigned int)-ret;
+		return FIO_Q_COMPLETED;
+	}
+	return FIO_Q_QUEUED;
+}
+
+/* Completions of the engine's own reads, into the completion ring. */
+static void rtio_fio_reap_local(struct rtio_fio_data *d)
+{
+	struct io_uring_cqe *cqe;
+
+	while (d->local_inflight > 0 && io_uring_peek_cqe(&d->ring, &cqe) == 0) {
+		struct io_u *io_u = io_uring_cqe_get_data(cqe);
+		int res = cqe->res;
+
+		io_uring_cqe_seen(&d->ring, cqe);
+		d->local_inflight--;
+		if (res > 0) {
+			(void)rtio_client_count_local_read(d->c, (size_t)res);
+		}
+		rtio_fio_done(res, io_u);
+	}
 }
 
 static enum fio_q_status rtio_fio_queue(struct thread_data *td, struct io_u *io_u)
@@ -275,17 +398,24 @@ static enum fio_q_status rtio_fio_queue(struct thread_data *td, struct io_u *io_
 	io_u->engine_data = d;
 	switch (io_u->ddir) {
 	case DDIR_READ:
-		ret = rtio_client_pread_start(d->c, rf->file_id, io_u->xfer_buf, io_u->xfer_buflen,
+		if (d->route_module) {
+			enum fio_q_status q = rtio_fio_route_read(d, rf, io_u);
+
+			if (q != FIO_Q_BUSY) {
+				return q;
+			}
+		}
+		ret = rtio_client_pread_start(d->c, rf->info.file_id, io_u->xfer_buf, io_u->xfer_buflen,
 					      (off_t)io_u->offset, rtio_fio_done, io_u, &io);
 		break;
 	case DDIR_WRITE:
-		ret = rtio_client_pwrite_start(d->c, rf->file_id, io_u->xfer_buf,
+		ret = rtio_client_pwrite_start(d->c, rf->info.file_id, io_u->xfer_buf,
 					       io_u->xfer_buflen, (off_t)io_u->offset,
 					       rtio_fio_done, io_u, &io);
 		break;
 	case DDIR_SYNC:
 	case DDIR_DATASYNC:
-		ret = rtio_client_fsync_start(d->c, rf->file_id, io_u->ddir == DDIR_DATASYNC,
+		ret = rtio_client_fsync_start(d->c, rf->info.file_id, io_u->ddir == DDIR_DATASYNC,
 					      rtio_fio_done, io_u, &io);
 		break;
 	default:
@@ -329,18 +459,22 @@ static int rtio_fio_getevents(struct thread_data *td, unsigned int min, unsigned
 
 	for (;;) {
 		unsigned before = n + d->done_count;
-		struct pollfd p[2];
+		struct pollfd p[3];
 		int fds[2];
+		nfds_t np = 2;
 		int64_t now;
 		int64_t wait_ms;
 
 		/* Never blocks; a dead session completes everything with -ENOTCONN here. */
 		(void)rtio_client_process(d->c);
+		if (d->route_module) {
+			rtio_fio_reap_local(d);
+		}
 		n = rtio_fio_take(d, n, max);
 		if (n >= min) {
 			break;
 		}
-		if (rtio_client_pending(d->c) == 0 && d->done_count == 0) {
+		if (rtio_client_pending(d->c) == 0 && d->local_inflight == 0 && d->done_count == 0) {
 			break;	/* nothing left that could complete */
 		}
 		now = rtio_fio_now_ms();
@@ -353,6 +487,11 @@ static int rtio_fio_getevents(struct thread_data *td, unsigned int min, unsigned
 			if (wait_ms <= 0) {
 				break;	/* fio's own timeout: return what we have */
 			}
+		}
+		if (wait_ms <= 0 && rtio_client_pending(d->c) == 0) {
+			/* only the engine's own reads are out: the kernel answers them */
+			progress = now;
+			wait_ms = d->timeout_ms;
 		}
 		if (wait_ms <= 0) {
 			/*
@@ -367,7 +506,11 @@ static int rtio_fio_getevents(struct thread_data *td, unsigned int min, unsigned
 		rtio_client_event_fds(d->c, fds);
 		p[0] = (struct pollfd){ .fd = fds[0], .events = POLLIN };
 		p[1] = (struct pollfd){ .fd = fds[1], .events = POLLIN };
-		if (poll(p, 2, (int)wait_ms) < 0 && errno != EINTR) {
+		if (d->local_inflight > 0) {
+			/* an io_uring descriptor polls readable while its CQ holds a completion */
+			p[np++] = (struct pollfd){ .fd = d->ring.ring_fd, .events = POLLIN };
+		}
+		if (poll(p, np, (int)wait_ms) < 0 && errno != EINTR) {
 			int err = errno;
 
 			td_verror(td, err, "poll");

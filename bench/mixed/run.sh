@@ -8,7 +8,12 @@
 #   engines:    direct  fio io_uring, O_DIRECT
 #               rtio    fio -> rtio client library -> aiod with the README's
 #                       settings ([cache] direct_io = yes, huge pages), the
-#                       cache CACHE_SIZE and the file WORKING_SET times that
+#                       cache CACHE_SIZE and the file WORKING_SET times that;
+#                       every read a round trip to aiod
+#               routed  the same engine and aiod, reads routed as vfs_rtio
+#                       routes them (rtio_route=module): aiod's cache hits
+#                       copied in the engine, random misses the engine's own
+#                       reads while aiod says nothing is owed a rate
 #   per run:    IOPS, MB/s, latency, bytes the device read (/proc/diskstats
 #               of the disk holding the file, before and after), CPU seconds
 #               of fio (/usr/bin/time) and of aiod (utime + stime of every
@@ -16,9 +21,9 @@
 #               own counters (aiodctl stats: disk_read_bytes,
 #               passthrough_reads...)
 #
-# aiod is started afresh (empty cache) before every rtio run and stopped
+# aiod is started afresh (empty cache) before every rtio and routed run and stopped
 # after it, so no run inherits another's cache and direct runs have the
-# machine alone. Both engines read with O_DIRECT: the page cache plays no
+# machine alone. Every engine reads with O_DIRECT: the page cache plays no
 # part, and nothing is dropped. Every configuration runs RUNS times; each
 # round runs all of them in an order rotated by one, so drift on a shared
 # machine hits all alike. Reported: medians.
@@ -28,7 +33,10 @@
 #
 # Usage: bench/mixed/run.sh [-h]    (root; settings from the environment:)
 #   RUNS=5 RUNTIME=10 CACHE_SIZE=1G WORKING_SET=4 FILE_SIZE=<CACHE_SIZE x WORKING_SET>
-#   BLOCK_SIZE=1M QDS="1 8" WORKLOADS="rand4k rand64k" ENGINES="direct rtio"
+#   BLOCK_SIZE=1M QDS="1 8" WORKLOADS="rand4k rand64k" ENGINES="direct rtio routed"
+#   (direct: fio's io_uring; rtio: every read through aiod, which measures
+#   aiod itself; routed: the rtio engine with rtio_route=module, reads
+#   routed as vfs_rtio routes them with its defaults: what a share's client pays)
 #   DIR=/var/tmp KEEP=0 RESULTS_DIR=bench/results AIOD=$BUILD/aiod
 #   THP_SHMEM=advise (huge pages for aiod's cache during the run, bench/thp.sh)
 # QD stays <= 8: without CAP_SYS_RESOURCE a session has at most
@@ -58,7 +66,7 @@ WORKING_SET=${WORKING_SET:-4}
 BLOCK_SIZE=${BLOCK_SIZE:-1M}
 QDS=${QDS:-1 8}
 WORKLOADS=${WORKLOADS:-rand4k rand64k}
-ENGINES=${ENGINES:-direct rtio}
+ENGINES=${ENGINES:-direct rtio routed}
 DIR=${DIR:-/var/tmp}
 KEEP=${KEEP:-0}
 RESULTS_DIR=${RESULTS_DIR:-$here/bench/results}
@@ -148,7 +156,10 @@ run_config() {
 	args+=(--iodepth="$qd" --randrepeat=0 --direct=1 --time_based --runtime="$RUNTIME")
 	case $eng in
 	direct) args+=(--ioengine=io_uring) ;;
-	rtio)   args+=(--ioengine=external:"$ENGINE" --rtio_socket="$SOCK")
+	rtio|routed)
+		args+=(--ioengine=external:"$ENGINE" --rtio_socket="$SOCK")
+		# routed: reads routed as the module routes them (bench/fio/README.md)
+		[ "$eng" = routed ] && args+=(--rtio_route=module)
 		bench_aiod_start aiod "$INI" "$SOCK" "$RAW/aiod.log" || die "aiod did not start"
 		pid=${AIOD_PID[aiod]}
 		# how much of its cache got huge pages (its NOTICE is below log_level 1)
