@@ -145,8 +145,10 @@ def targets(rat):
     out = []
     for x in rat:
         name = f"{x['workload']} QD{x['qd']} ({x['engine']})"
+        # aiod's own ratio is per byte aiod served; routed, aiod serves only
+        # the few reads that looked sequential: the device's is per byte fio got
         amp = x["rtio_aiod_read_per_client_byte"]
-        if amp is None:
+        if amp is None or x["engine"] == "routed":
             amp = x["rtio_dev_read_per_client_byte"]
         for what, v, ok in (
                 ("IOPS >= 0.90 x direct", x["iops_ratio"],
