@@ -74,25 +74,33 @@ ssize_t rtio_client_read_cached(struct rtio_client *c, const struct rtio_file *f
 	return rtio_cl_send_oneway(c, &hit, sizeof(hit)) == 0 ? (ssize_t)n : 0;
 }
 
-bool rtio_client_read_yourself(const struct rtio_client *c, const struct rtio_file *f,
-			       uint64_t file_size, uint64_t prev_end, off_t off, size_t n)
+bool rtio_client_read_continues(const struct rtio_client *c, struct rtio_read_pos *pos, off_t off,
+				size_t n)
 {
 	const struct rtio_shm_header *h = (const struct rtio_shm_header *)c->shm;
-	uint64_t near;
+	uint64_t bs = h != NULL ? h->block_size : 0;
+	uint64_t start = off > 0 ? (uint64_t)off : 0;
+	/* requests that arrive a little out of order (several in flight) stay near */
+	uint64_t near = 2 * (n > bs ? n : bs);
+	bool is_near = start + near >= pos->end && start <= pos->end + near;
+	bool continues = is_near && !pos->jumped;
+
+	pos->jumped = !is_near;
+	pos->end = start + n;
+	return continues;
+}
+
+bool rtio_client_read_yourself(const struct rtio_client *c, const struct rtio_file *f,
+			       uint64_t file_size, bool continues, off_t off, size_t n)
+{
+	const struct rtio_shm_header *h = (const struct rtio_shm_header *)c->shm;
 
 	if (!c->alive || h == NULL || off < 0 || n == 0 || f->bitrate != 0 ||
 	    f->stream_class != 0) {
 		return false;
 	}
-	/*
-	 * Near where the previous read ended is a sequential reader, whose
-	 * reads aiod reads ahead; "near" leaves room for requests that arrive
-	 * a little out of order (several in flight), which would otherwise
-	 * look random and make the ones after them look random too.
-	 */
-	near = 2 * (n > h->block_size ? n : h->block_size);
-	if ((uint64_t)off + near >= prev_end && (uint64_t)off <= prev_end + near) {
-		return false;
+	if (continues) {
+		return false;	/* a sequential reader: aiod reads ahead for it */
 	}
 	if (file_size <= (uint64_t)h->nblocks * h->block_size / 8) {
 		return false;	/* aiod caches it whole: its random re-reads hit */

@@ -26,7 +26,7 @@ struct vfs_rtio_fsp {
 	 * While deferred, the file's I/O is smbd's, as without the module.
 	 */
 	uint64_t register_at;
-	uint64_t read_end;	/* where the last read ended: a read elsewhere is random */
+	struct rtio_read_pos read_pos;	/* where its reader is: random or sequential */
 	bool stream;		/* aiod matched a stream class at registration */
 	uint32_t slack_ms;	/* a stream's wait for a silent aiod, 0: rtio:timeout's */
 	bool writable;

@@ -74,7 +74,7 @@ enum vfs_rtio_read_path {
  *   (direct_io = yes: O_DIRECT, after writing its dirty pages back), where a
  *   plain share copies it from memory;
  * - anything else goes to aiod.
- * Remembers where the read ends, so the next one can tell whether it continues it.
+ * Moves the open's read position, so the next read can tell whether it continues this one.
  */
 static inline enum vfs_rtio_read_path vfs_rtio_read_route(struct vfs_handle_struct *handle,
 							  struct rtio_client *client,
@@ -86,15 +86,14 @@ static inline enum vfs_rtio_read_path vfs_rtio_read_route(struct vfs_handle_stru
 		.file_id = ext->file_id, .dev = ext->dev, .ino = ext->ino,
 		.stream_class = ext->stream ? 1 : 0,
 	};
-	uint64_t prev_end = ext->read_end;
+	bool continues = rtio_client_read_continues(client, &ext->read_pos, offset, n);
 
-	ext->read_end = (uint64_t)offset + n;
 	if (vfs_rtio_hits_local(handle) &&
 	    rtio_client_read_cached(client, &f, buf, n, offset) == (ssize_t)n) {
 		return VFS_RTIO_READ_HIT;
 	}
 	if (vfs_rtio_random_local(handle) &&
-	    rtio_client_read_yourself(client, &f, (uint64_t)fsp->fsp_name->st.st_ex_size, prev_end,
+	    rtio_client_read_yourself(client, &f, (uint64_t)fsp->fsp_name->st.st_ex_size, continues,
 				      offset, n)) {
 		return VFS_RTIO_READ_LOCAL;
 	}

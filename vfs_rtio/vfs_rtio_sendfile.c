@@ -189,7 +189,7 @@ out:
  *  - when the page cache holds it whole: sent by reference, no copy, no
  *    device time (hot gets from both caches: 0.74x plain -> 0.93x,
  *    smb-2026-11-24-1319.md, -1330.md).
- * The read still moves read_end, as a routed read does (vfs_rtio_io.h).
+ * The read still moves the open's read position, as a routed read does (vfs_rtio_io.h).
  */
 static bool vfs_rtio_sendfile_kernel(files_struct *fsp, struct vfs_rtio_fsp *ext,
 				     const struct rtio_client *client, off_t offset, size_t n)
@@ -210,7 +210,7 @@ static bool vfs_rtio_sendfile_kernel(files_struct *fsp, struct vfs_rtio_fsp *ext
 	} else {
 		return false;
 	}
-	ext->read_end = (uint64_t)offset + n;
+	(void)rtio_client_read_continues(client, &ext->read_pos, offset, n);
 	DBG_INFO("rtio: sendfile of %" PRIu64 " bytes of %s by the kernel: %s\n", len,
 		 fsp_str_dbg(fsp), why);
 	return true;

@@ -133,7 +133,7 @@ struct rtio_fio_data {
 
 struct rtio_fio_file {
 	struct rtio_file info;	/* what aiod knows the file as */
-	uint64_t read_end;	/* where the previous read ended: random or not */
+	struct rtio_read_pos pos;	/* where the reader is: random or not */
 };
 
 /* Double the completion ring, keeping its order. */
@@ -295,7 +295,6 @@ static int rtio_fio_open_file(struct thread_data *td, struct fio_file *f)
 		return 1;
 	}
 	rf->info = info;
-	rf->read_end = 0;	/* as the module starts: a first read at 0 continues it */
 	FILE_SET_ENG_DATA(f, rf);
 	return 0;
 }
@@ -374,16 +373,15 @@ static int rtio_fio_local_read(struct rtio_fio_data *d, struct io_u *io_u)
 static enum fio_q_status rtio_fio_route_read(struct rtio_fio_data *d, struct rtio_fio_file *rf,
 					     struct io_u *io_u)
 {
-	uint64_t prev_end = rf->read_end;
 	size_t n = io_u->xfer_buflen;
 	off_t off = (off_t)io_u->offset;
+	bool continues = rtio_client_read_continues(d->c, &rf->pos, off, n);
 	int ret;
 
-	rf->read_end = io_u->offset + n;
 	if (rtio_client_read_cached(d->c, &rf->info, io_u->xfer_buf, n, off) == (ssize_t)n) {
 		return FIO_Q_COMPLETED;
 	}
-	if (!rtio_client_read_yourself(d->c, &rf->info, io_u->file->real_file_size, prev_end,
+	if (!rtio_client_read_yourself(d->c, &rf->info, io_u->file->real_file_size, continues,
 				       off, n) &&
 	    (rf->info.stream_class != 0 ||
 	     rtio_page_cached(io_u->file->fd, io_u->offset, n) != 1)) {

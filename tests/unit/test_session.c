@@ -738,6 +738,20 @@ static void test_first_stream_reads_are_not_misses(void **state)
 }
 
 /*
+ * Whether a 4 KiB read at off is the client's, its reader's previous read
+ * having ended at prev_end (and continued the one before it).
+ */
+static bool yourself_after(const struct rtio_client *c, const struct rtio_file *rf,
+			   uint64_t prev_end, uint64_t off)
+{
+	struct rtio_read_pos pos = { .end = prev_end };
+
+	return rtio_client_read_yourself(c, rf, FILE_SIZE,
+					 rtio_client_read_continues(c, &pos, (off_t)off, 4096),
+					 (off_t)off, 4096);
+}
+
+/*
  * rtio:random = local: a random read of a large non-stream file is the
  * client's own only while aiod says nothing on the device is owed a rate.
  */
@@ -755,23 +769,43 @@ static void *random_reader_main(void *arg)
 		ret = -EINVAL;	/* must not match the class: the test would prove nothing */
 	}
 	/* No stream open: a random read far from the last one is the client's. */
-	if (ret == 0 && !rtio_client_read_yourself(c, &rf, FILE_SIZE, 0, 5 * BS + 4096, 4096)) {
+	if (ret == 0 && !yourself_after(c, &rf, 0, 5 * BS + 4096)) {
 		ret = -EPROTO;
 	}
-	/* Reads that continue (or nearly continue) the last one stay aiod's: read-ahead. */
-	if (ret == 0 && (rtio_client_read_yourself(c, &rf, FILE_SIZE, 5 * BS, 5 * BS, 4096) ||
-			 rtio_client_read_yourself(c, &rf, FILE_SIZE, 5 * BS, 6 * BS, 4096) ||
-			 rtio_client_read_yourself(c, &rf, FILE_SIZE, 5 * BS, 4 * BS, 4096))) {
+	/* Reads that continue (or nearly continue) a sequential reader stay aiod's: read-ahead. */
+	if (ret == 0 && (yourself_after(c, &rf, 5 * BS, 5 * BS) ||
+			 yourself_after(c, &rf, 5 * BS, 6 * BS) ||
+			 yourself_after(c, &rf, 5 * BS, 4 * BS))) {
 		ret = -EPROTO;
+	}
+	/*
+	 * A random reader's read that lands near its last one is still the
+	 * client's; the second near read in a row is a sequential reader's.
+	 */
+	if (ret == 0) {
+		struct rtio_read_pos pos = { .end = 0 };
+
+		(void)rtio_client_read_continues(c, &pos, 0, 4096);		/* continues: at 0 */
+		if (rtio_client_read_continues(c, &pos, 40 * BS, 4096) ||	/* a jump */
+		    rtio_client_read_continues(c, &pos, 40 * BS + 8192, 4096) ||	/* near, after a jump */
+		    !rtio_client_read_continues(c, &pos, 40 * BS + 12288, 4096) ||	/* near again */
+		    !rtio_client_read_continues(c, &pos, 40 * BS + 8192, 4096)) {	/* out of order */
+			ret = -EPROTO;
+		}
+		if (ret == 0 &&
+		    (!rtio_client_read_yourself(c, &rf, FILE_SIZE, false, 40 * BS + 8192, 4096) ||
+		     rtio_client_read_yourself(c, &rf, FILE_SIZE, true, 40 * BS + 12288, 4096))) {
+			ret = -EPROTO;
+		}
 	}
 	/* A file aiod caches whole for a random reader (an eighth of the cache): aiod's. */
-	if (ret == 0 && rtio_client_read_yourself(c, &rf, 2 * BS, 0, BS + 4096, 4096)) {
+	if (ret == 0 && rtio_client_read_yourself(c, &rf, 2 * BS, false, BS + 4096, 4096)) {
 		ret = -EPROTO;
 	}
 	/* A stream's own reads are aiod's. */
 	as_stream = rf;
 	as_stream.stream_class = 1;
-	if (ret == 0 && rtio_client_read_yourself(c, &as_stream, FILE_SIZE, 0, 5 * BS, 4096)) {
+	if (ret == 0 && rtio_client_read_yourself(c, &as_stream, FILE_SIZE, false, 5 * BS, 4096)) {
 		ret = -EPROTO;
 	}
 	/* While a stream is admitted, every read is ordered by aiod's deadlines. */
@@ -782,14 +816,14 @@ static void *random_reader_main(void *arg)
 	if (ret == 0 && stream.bitrate == 0) {
 		ret = -ENOTSUP;	/* not admitted: the test would prove nothing */
 	}
-	if (ret == 0 && rtio_client_read_yourself(c, &rf, FILE_SIZE, 0, 5 * BS + 4096, 4096)) {
+	if (ret == 0 && rtio_client_read_yourself(c, &rf, FILE_SIZE, false, 5 * BS + 4096, 4096)) {
 		ret = -EPROTO;
 	}
 	/* ...and once it is closed, the client's again. */
 	if (ret == 0) {
 		ret = rtio_client_close(c, stream.file_id);
 	}
-	if (ret == 0 && !rtio_client_read_yourself(c, &rf, FILE_SIZE, 0, 5 * BS + 4096, 4096)) {
+	if (ret == 0 && !rtio_client_read_yourself(c, &rf, FILE_SIZE, false, 5 * BS + 4096, 4096)) {
 		ret = -EPROTO;
 	}
 	if (sfd >= 0) {
