@@ -68,9 +68,9 @@ void aiod_engine_set_waited(struct aiod_engine *e, aiod_engine_waited_fn fn, voi
 
 /*
  * A client now waits for the queued operations match() picks (arg passed to
- * it): make each due no later than deadline_ns, in one pass over the queue. Read-ahead is queued with the
- * deadline of when its reader was expected to get there; a reader that gets
- * there sooner (a reserved flow back behind its reservation, a best-effort
+ * it): make each due no later than deadline_ns, in one pass over the queue.
+ * Read-ahead is queued with the deadline of when its reader was expected to
+ * get there; a reader that gets there sooner (a reserved flow back behind its reservation, a best-effort
  * reader faster than its window's spread) must not wait out that deadline.
  * Whether any queued operation matched (one at the device cannot be moved).
  */

@@ -319,8 +319,7 @@ static uint64_t stream_best_effort_due(struct aiod_ctx *ctx, const struct aiod_o
 				       uint64_t off)
 {
 	uint64_t bs = ctx->cache->block_size;
-	uint64_t window = ctx->cfg->readahead_blocks > 0 ? ctx->cfg->readahead_blocks : 1;
-	uint64_t ahead = (off > o->next_off ? (off - o->next_off) / bs : 0) + 1;
+	uint64_t window, ahead;
 
 	/*
 	 * Only while nothing is owed a rate (no admitted stream or recorder, no
@@ -334,6 +333,8 @@ static uint64_t stream_best_effort_due(struct aiod_ctx *ctx, const struct aiod_o
 	if (!aiod_admission_nothing_owed(ctx)) {
 		return aiod_stream_demand_deadline(ctx, o);
 	}
+	window = ctx->cfg->readahead_blocks > 0 ? ctx->cfg->readahead_blocks : 1;
+	ahead = (off > o->next_off ? (off - o->next_off) / bs : 0) + 1;
 	if (ahead > window) {
 		ahead = window;
 	}

@@ -134,14 +134,15 @@ j = json.load(open(sys.argv[1]))["jobs"][0]
 print(j["read"]["io_bytes"], j["read"]["total_ios"], j["error"])' "$W/fio.json")
 		read -r bytes ios err <<< "$got"
 		# fio's cleanup told aiod over the session's queue: aiod may take a moment
+		told=0
 		for _ in $(seq 1 30); do
 			after=$("$AIODCTL" -s "$W/aiod/aiod.sock" stats | sed -n "s/^local_reads=//p")
-			[ $(( ${after:-0} - ${before:-0} )) -ge $(( ${ios:-1} / 2 )) ] && break
+			told=$(( ${after:-0} - ${before:-0} ))
+			[ "$told" -ge $(( ${ios:-1} / 2 )) ] && break
 			sleep 0.1
 		done
-		if [ "${bytes:-0}" -gt 0 ] && [ "$err" = 0 ] &&
-		   [ $(( ${after:-0} - ${before:-0} )) -ge $(( ${ios:-1} / 2 )) ]; then
-			ok "fio randread 4k routed as the module routes it ($ios reads, aiod told of $((after - before)) local)"
+		if [ "${bytes:-0}" -gt 0 ] && [ "$err" = 0 ] && [ "$told" -ge $(( ${ios:-1} / 2 )) ]; then
+			ok "fio randread 4k routed as the module routes it ($ios reads, aiod told of $told local)"
 		else
 			bad "fio randread 4k routed as the module routes it" "fio read $bytes bytes in $ios reads, error $err, aiod local_reads $before -> $after"
 		fi
