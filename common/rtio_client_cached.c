@@ -55,7 +55,14 @@ ssize_t rtio_client_read_cached(struct rtio_client *c, const struct rtio_file *f
 	    n > c->max_io || off < 0) {
 		return 0;
 	}
-	if (!watch_quiet(c, &ws) ||
+	/*
+	 * Most reads that are not hits are random reads of files larger than the
+	 * cache: a look at the directory (shared memory, no syscall) turns them
+	 * away before watch_quiet()'s poll(). Only a pre-check: what counts is the
+	 * copy below, made after watch_quiet() and checked against watch_seq.
+	 */
+	if (!rtio_shm_dir_holds(c->shm, f->dev, f->ino, n, (uint64_t)off) ||
+	    !watch_quiet(c, &ws) ||
 	    rtio_shm_dir_copy(c->shm, f->dev, f->ino, buf, n, (uint64_t)off) != n ||
 	    __atomic_load_n(&((const struct rtio_shm_header *)c->shm)->watch_seq, __ATOMIC_ACQUIRE) !=
 		    ws) {

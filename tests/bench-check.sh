@@ -105,7 +105,8 @@ else
 		before=$("$AIODCTL" -s "$W/aiod/aiod.sock" stats | sed -n "s/^requests=//p")
 		if timeout 60 fio --name=check --filename="$W/data" --thread --rw="$rw" --bs="$bs" \
 			--iodepth=4 --time_based --runtime=2 --ioengine=external:"$ENGINE" \
-			--rtio_socket="$W/aiod/aiod.sock" --output-format=json --output="$W/fio.json" \
+			--rtio_socket="$W/aiod/aiod.sock" --rtio_route=aiod --output-format=json \
+			--output="$W/fio.json" \
 			> "$W/fio.log" 2>&1; then
 			got=$(/usr/bin/python3 -c 'import json, sys
 j = json.load(open(sys.argv[1]))["jobs"][0]

@@ -18,15 +18,16 @@
  * in a local queue, so any iodepth works; the excess waits client-side and
  * that wait is part of fio's completion latency, as it would be in smbd.
  *
- * Reads: rtio_route=aiod (the default) sends every read to aiod, which
- * measures aiod itself. rtio_route=module routes each read as vfs_rtio does
+ * Reads: rtio_route=module (the default) routes each read as vfs_rtio does
  * with its defaults (rtio:hits = local, rtio:random = local; see
  * vfs_rtio_read_route()): what aiod's cache holds whole is copied here
  * without a round trip; a random read of a large file, while aiod says
  * nothing is owed a rate, and a read the page cache holds whole, are the
  * engine's own (a private io_uring on fio's descriptor, where smbd would use
  * its thread pool); the rest goes to aiod. That is the cost a client of the
- * share sees, the library's advice included.
+ * share sees, the library's advice included, and so the default: a plain
+ * fio command line measures what rtio does for a reader. rtio_route=aiod
+ * sends every read to aiod, which measures aiod itself (bench/fio/run.sh).
  *
  * Built against fio's headers with a config-host.h from fio's own configure
  * (bench/fio/build.sh or fio.mk). The fields used here (thread_data, io_u up
@@ -97,7 +98,7 @@ static struct fio_option rtio_fio_opts[] = {
 		.lname	= "who serves a read",
 		.type	= FIO_OPT_STR,
 		.off1	= offsetof(struct rtio_fio_options, route_module),
-		.def	= "aiod",
+		.def	= "module",
 		.help	= "aiod: every read through aiod; module: route reads as vfs_rtio does",
 		.posval	= {
 			{ .ival = "aiod", .oval = 0, .help = "every read is a round trip to aiod" },

@@ -146,7 +146,8 @@ if [[ " $CACHES " == *" hot "* ]] || [ "$HIT" = 1 ]; then
 	aiod_start hot
 	log "warming the hot aiod (one sequential pass through rtio)"
 	fio --name=warm --filename="$FILE" --rw=read --bs=1M --iodepth=8 --direct=1 --thread \
-		--ioengine=external:"$ENGINE" --rtio_socket="$(sock_of hot)" --output-format=terse > /dev/null
+		--ioengine=external:"$ENGINE" --rtio_socket="$(sock_of hot)" --rtio_route=aiod \
+		--output-format=terse > /dev/null
 	"$AIODCTL" -s "$(sock_of hot)" stats > "$RAW/hot-after-warm.stats"
 fi
 aiod_start cold
@@ -175,7 +176,9 @@ run_config() {
 	direct)   args+=(--ioengine=io_uring --direct=1) ;;
 	buffered) args+=(--ioengine=io_uring --direct=0) ;;
 	rtio)     inst=$cache; sock=$(sock_of "$inst")
-		  args+=(--direct=1 --ioengine=external:"$ENGINE" --rtio_socket="$sock") ;;
+		  # every read to aiod: this table measures aiod (mixed/run.sh: as routed)
+		  args+=(--direct=1 --ioengine=external:"$ENGINE" --rtio_socket="$sock"
+			 --rtio_route=aiod) ;;
 	esac
 	if [ "$cache" = cold ]; then
 		if [ "$eng" = rtio ]; then

@@ -159,7 +159,11 @@ run_config() {
 	rtio|routed)
 		args+=(--ioengine=external:"$ENGINE" --rtio_socket="$SOCK")
 		# routed: reads routed as the module routes them (bench/fio/README.md)
-		[ "$eng" = routed ] && args+=(--rtio_route=module)
+		if [ "$eng" = routed ]; then
+			args+=(--rtio_route=module)
+		else
+			args+=(--rtio_route=aiod)
+		fi
 		bench_aiod_start aiod "$INI" "$SOCK" "$RAW/aiod.log" || die "aiod did not start"
 		pid=${AIOD_PID[aiod]}
 		# how much of its cache got huge pages (its NOTICE is below log_level 1)
