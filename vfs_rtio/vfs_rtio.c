@@ -166,9 +166,19 @@ static struct tevent_req *vfs_rtio_fsync_send(struct vfs_handle_struct *handle,
 	return vfs_rtio_aio_send(handle, mem_ctx, ev, fsp, VFS_RTIO_OP_FSYNC, NULL, 0, 0);
 }
 
+static ssize_t vfs_rtio_pread_recv(struct tevent_req *req, struct vfs_aio_state *vfs_aio_state)
+{
+	return vfs_rtio_aio_recv(req, VFS_RTIO_OP_PREAD, vfs_aio_state);
+}
+
+static ssize_t vfs_rtio_pwrite_recv(struct tevent_req *req, struct vfs_aio_state *vfs_aio_state)
+{
+	return vfs_rtio_aio_recv(req, VFS_RTIO_OP_PWRITE, vfs_aio_state);
+}
+
 static int vfs_rtio_fsync_recv(struct tevent_req *req, struct vfs_aio_state *vfs_aio_state)
 {
-	return vfs_rtio_aio_recv(req, vfs_aio_state) == -1 ? -1 : 0;
+	return vfs_rtio_aio_recv(req, VFS_RTIO_OP_FSYNC, vfs_aio_state) == -1 ? -1 : 0;
 }
 
 /*
@@ -191,9 +201,9 @@ static struct vfs_fn_pointers vfs_rtio_fns = {
 	.pread_fn = vfs_rtio_pread,
 	.pwrite_fn = vfs_rtio_pwrite,
 	.pread_send_fn = vfs_rtio_pread_send,
-	.pread_recv_fn = vfs_rtio_aio_recv,
+	.pread_recv_fn = vfs_rtio_pread_recv,
 	.pwrite_send_fn = vfs_rtio_pwrite_send,
-	.pwrite_recv_fn = vfs_rtio_aio_recv,
+	.pwrite_recv_fn = vfs_rtio_pwrite_recv,
 	.fsync_send_fn = vfs_rtio_fsync_send,
 	.fsync_recv_fn = vfs_rtio_fsync_recv,
 	.sendfile_fn = vfs_rtio_sendfile,

@@ -21,7 +21,9 @@
  * the same bytes to the same offset again is harmless.
  *
  *   vfs_rtio_aio_send()
- *     -> vfs_rtio_aio_submit()
+ *     -> vfs_rtio_aio_plan(): not aiod's file, or smbd's own read
+ *          -> SMB_VFS_NEXT_*_SEND(), returned as it is (no request of ours)
+ *     -> vfs_rtio_aio_dispatch() (planned) or vfs_rtio_aio_submit() (after QoS)
  *          -> rtio_client_*_start()  ....  vfs_rtio_aio_done()      (reply)
  *          |                         ....  vfs_rtio_aio_timeout()   (timer)
  *          |                                 -> rtio_client_abort() -> _done(-ETIMEDOUT)
@@ -345,20 +347,14 @@ static enum vfs_rtio_fsp_access vfs_rtio_aio_access(enum vfs_rtio_op op)
 					  VFS_RTIO_ACCESS_NONE;
 }
 
-static void vfs_rtio_aio_submit(struct vfs_rtio_aio *a)
+/*
+ * Where a request goes once its file's session (client) and, for a read,
+ * its route are known. client NULL: the file is not aiod's (ext NULL: not
+ * rtio's, or not yet: deferred) or its session is gone (ext set).
+ */
+static void vfs_rtio_aio_dispatch(struct vfs_rtio_aio *a, struct rtio_client *client,
+				  enum vfs_rtio_read_path path)
 {
-	struct rtio_client *client;
-	enum vfs_rtio_read_path path;
-
-	if (a->op == VFS_RTIO_OP_PWRITE &&
-	    (a->offset == VFS_PWRITE_APPEND_OFFSET || a->fsp->fsp_flags.posix_append)) {
-		/* aiod writes at offsets; appending is the kernel's job */
-		a->ext = VFS_FETCH_FSP_EXTENSION(a->handle, a->fsp);
-		vfs_rtio_aio_local(a);
-		return;
-	}
-	client = vfs_rtio_fsp_client(a->handle, a->fsp, vfs_rtio_aio_access(a->op), a->offset, a->n,
-				     &a->ext);
 	if (client == NULL) {
 		if (a->ext == NULL) {
 			vfs_rtio_aio_local(a);	/* not ours, or not yet (deferred) */
@@ -367,9 +363,6 @@ static void vfs_rtio_aio_submit(struct vfs_rtio_aio *a)
 		vfs_rtio_aio_failover(a, -ENOTCONN);
 		return;
 	}
-	path = a->op == VFS_RTIO_OP_PREAD ? vfs_rtio_read_route(a->handle, client, a->fsp, a->ext,
-								 a->buf, a->n, a->offset)
-					  : VFS_RTIO_READ_AIOD;
 	if (path == VFS_RTIO_READ_HIT) {
 		a->done = a->n;
 		vfs_rtio_aio_finish(a, 0);	/* vfs_rtio_aio_send() posts it */
@@ -393,6 +386,32 @@ static void vfs_rtio_aio_submit(struct vfs_rtio_aio *a)
 		return;
 	}
 	vfs_rtio_aio_start(a);
+}
+
+/* An append (no offset): aiod writes at offsets; appending is the kernel's job. */
+static bool vfs_rtio_aio_appends(enum vfs_rtio_op op, struct files_struct *fsp, off_t offset)
+{
+	return op == VFS_RTIO_OP_PWRITE &&
+	       (offset == VFS_PWRITE_APPEND_OFFSET || fsp->fsp_flags.posix_append);
+}
+
+static void vfs_rtio_aio_submit(struct vfs_rtio_aio *a)
+{
+	struct rtio_client *client;
+	enum vfs_rtio_read_path path = VFS_RTIO_READ_AIOD;
+
+	if (vfs_rtio_aio_appends(a->op, a->fsp, a->offset)) {
+		a->ext = VFS_FETCH_FSP_EXTENSION(a->handle, a->fsp);
+		vfs_rtio_aio_local(a);
+		return;
+	}
+	client = vfs_rtio_fsp_client(a->handle, a->fsp, vfs_rtio_aio_access(a->op), a->offset, a->n,
+				     &a->ext);
+	if (client != NULL && a->op == VFS_RTIO_OP_PREAD) {
+		path = vfs_rtio_read_route(a->handle, client, a->fsp, a->ext, a->buf, a->n,
+					   a->offset);
+	}
+	vfs_rtio_aio_dispatch(a, client, path);
 }
 
 static void vfs_rtio_aio_timeout(struct tevent_context *ev, struct tevent_timer *te,
@@ -495,13 +514,65 @@ static bool vfs_rtio_aio_held(struct vfs_rtio_aio *a)
 				      a->n, vfs_rtio_aio_go, a);
 }
 
+/*
+ * Decided before there is a request of ours (vfs_rtio_aio_send()): where
+ * the request goes, and whether rtio has anything to do with it at all.
+ */
+struct vfs_rtio_aio_plan {
+	bool planned;			/* false: vfs_rtio_aio_submit() decides, after QoS */
+	bool next_only;			/* the next module's request is the answer */
+	struct rtio_client *client;
+	struct vfs_rtio_fsp *ext;
+	enum vfs_rtio_read_path path;
+};
+
+/*
+ * A request rtio has nothing to do with goes to the next module as it is,
+ * without a request of ours around it (one tevent_req and one deferred
+ * callback less: what a plain share pays). That is an operation on a file
+ * that is not aiod's (a small file, one not registered yet), or a read that
+ * is smbd's own (vfs_rtio_read_route() says LOCAL; aiod is told of it now,
+ * by the bytes asked for). Only when no QoS flow may have to hold it and it
+ * has a valid offset; vfs_rtio_aio_recv() tells such a request from ours.
+ */
+static void vfs_rtio_aio_plan(struct vfs_handle_struct *handle, struct files_struct *fsp,
+			      enum vfs_rtio_op op, void *buf, size_t n, off_t offset,
+			      struct vfs_rtio_aio_plan *plan)
+{
+	*plan = (struct vfs_rtio_aio_plan){ .path = VFS_RTIO_READ_AIOD };
+	if (vfs_rtio_fsp_qos(handle, fsp) != NULL || vfs_rtio_aio_appends(op, fsp, offset) ||
+	    (op != VFS_RTIO_OP_FSYNC && !sys_valid_io_range(offset, n))) {
+		return;
+	}
+	plan->planned = true;
+	plan->client = vfs_rtio_fsp_client(handle, fsp, vfs_rtio_aio_access(op), offset, n,
+					   &plan->ext);
+	if (plan->client == NULL) {
+		plan->next_only = plan->ext == NULL;
+		return;
+	}
+	if (op != VFS_RTIO_OP_PREAD) {
+		return;
+	}
+	plan->path = vfs_rtio_read_route(handle, plan->client, fsp, plan->ext, buf, n, offset);
+	if (plan->path == VFS_RTIO_READ_LOCAL) {
+		vfs_rtio_session_count_local_read(plan->ext->session, n);
+		plan->next_only = true;
+	}
+}
+
 struct tevent_req *vfs_rtio_aio_send(struct vfs_handle_struct *handle, TALLOC_CTX *mem_ctx,
 				     struct tevent_context *ev, struct files_struct *fsp,
 				     enum vfs_rtio_op op, void *buf, size_t n, off_t offset)
 {
 	struct tevent_req *req;
 	struct vfs_rtio_aio *a;
+	struct vfs_rtio_aio_plan plan;
 
+	vfs_rtio_aio_plan(handle, fsp, op, buf, n, offset, &plan);
+	if (plan.next_only) {
+		return vfs_rtio_next_send(mem_ctx, ev, handle, fsp, op, buf, n, offset);
+	}
 	req = tevent_req_create(mem_ctx, &a, struct vfs_rtio_aio);
 	if (req == NULL) {
 		return NULL;
@@ -523,7 +594,10 @@ struct tevent_req *vfs_rtio_aio_send(struct vfs_handle_struct *handle, TALLOC_CT
 		return tevent_req_post(req, ev);
 	}
 
-	if (!vfs_rtio_aio_held(a)) {
+	if (plan.planned) {
+		a->ext = plan.ext;
+		vfs_rtio_aio_dispatch(a, plan.client, plan.path);
+	} else if (!vfs_rtio_aio_held(a)) {
 		vfs_rtio_aio_submit(a);
 	}
 	if (!tevent_req_is_in_progress(req)) {
@@ -533,11 +607,17 @@ struct tevent_req *vfs_rtio_aio_send(struct vfs_handle_struct *handle, TALLOC_CT
 	return req;
 }
 
-ssize_t vfs_rtio_aio_recv(struct tevent_req *req, struct vfs_aio_state *vfs_aio_state)
+ssize_t vfs_rtio_aio_recv(struct tevent_req *req, enum vfs_rtio_op op,
+			  struct vfs_aio_state *vfs_aio_state)
 {
-	struct vfs_rtio_aio *a = tevent_req_data(req, struct vfs_rtio_aio);
+	/* (tevent_req_data() does not check the type: talloc_get_type() does) */
+	struct vfs_rtio_aio *a = talloc_get_type(_tevent_req_data(req), struct vfs_rtio_aio);
 	ssize_t ret;
 
+	if (a == NULL) {
+		/* the next module's own request (vfs_rtio_aio_plan()) */
+		return vfs_rtio_next_recv(req, op, vfs_aio_state);
+	}
 	vfs_aio_state->duration = nsec_time_diff(&a->end_time, &a->start_time);
 	if (tevent_req_is_unix_error(req, &vfs_aio_state->error)) {
 		tevent_req_received(req);

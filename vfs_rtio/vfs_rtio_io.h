@@ -36,8 +36,13 @@ ssize_t vfs_rtio_pwrite(struct vfs_handle_struct *handle, struct files_struct *f
 struct tevent_req *vfs_rtio_aio_send(struct vfs_handle_struct *handle, TALLOC_CTX *mem_ctx,
 				     struct tevent_context *ev, struct files_struct *fsp,
 				     enum vfs_rtio_op op, void *buf, size_t n, off_t offset);
-/* Bytes transferred (0 for FSYNC), or -1 with vfs_aio_state->error. */
-ssize_t vfs_rtio_aio_recv(struct tevent_req *req, struct vfs_aio_state *vfs_aio_state);
+/*
+ * Bytes transferred (0 for FSYNC), or -1 with vfs_aio_state->error. op is
+ * what req was sent for: a request rtio had nothing to do with is the next
+ * module's own, received as such.
+ */
+ssize_t vfs_rtio_aio_recv(struct tevent_req *req, enum vfs_rtio_op op,
+			  struct vfs_aio_state *vfs_aio_state);
 
 /*
  * rtio:write = local (or the session's region is read-only because it was
