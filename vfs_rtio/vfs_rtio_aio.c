@@ -44,6 +44,7 @@
 #include "lib/util/sys_rw.h"
 
 #include "vfs_rtio.h"
+#include "vfs_rtio_aio_plan.h"
 #include "vfs_rtio_config.h"
 #include "vfs_rtio_fsp.h"
 #include "vfs_rtio_io.h"
@@ -339,14 +340,6 @@ static void vfs_rtio_aio_notify(struct vfs_rtio_aio *a)
 	vfs_rtio_aio_start(a);
 }
 
-/* FSYNC and WROTE carry no data: they never register a deferred file. */
-static enum vfs_rtio_fsp_access vfs_rtio_aio_access(enum vfs_rtio_op op)
-{
-	return op == VFS_RTIO_OP_PREAD	? VFS_RTIO_ACCESS_READ :
-	       op == VFS_RTIO_OP_PWRITE ? VFS_RTIO_ACCESS_WRITE :
-					  VFS_RTIO_ACCESS_NONE;
-}
-
 /*
  * Where a request goes once its file's session (client) and, for a read,
  * its route are known. client NULL: the file is not aiod's (ext NULL: not
@@ -388,30 +381,19 @@ static void vfs_rtio_aio_dispatch(struct vfs_rtio_aio *a, struct rtio_client *cl
 	vfs_rtio_aio_start(a);
 }
 
-/* An append (no offset): aiod writes at offsets; appending is the kernel's job. */
-static bool vfs_rtio_aio_appends(enum vfs_rtio_op op, struct files_struct *fsp, off_t offset)
-{
-	return op == VFS_RTIO_OP_PWRITE &&
-	       (offset == VFS_PWRITE_APPEND_OFFSET || fsp->fsp_flags.posix_append);
-}
-
+/* After QoS let it go (or at once, when vfs_rtio_aio_plan() left it to this). */
 static void vfs_rtio_aio_submit(struct vfs_rtio_aio *a)
 {
-	struct rtio_client *client;
-	enum vfs_rtio_read_path path = VFS_RTIO_READ_AIOD;
+	struct vfs_rtio_aio_plan plan;
 
 	if (vfs_rtio_aio_appends(a->op, a->fsp, a->offset)) {
 		a->ext = VFS_FETCH_FSP_EXTENSION(a->handle, a->fsp);
 		vfs_rtio_aio_local(a);
 		return;
 	}
-	client = vfs_rtio_fsp_client(a->handle, a->fsp, vfs_rtio_aio_access(a->op), a->offset, a->n,
-				     &a->ext);
-	if (client != NULL && a->op == VFS_RTIO_OP_PREAD) {
-		path = vfs_rtio_read_route(a->handle, client, a->fsp, a->ext, a->buf, a->n,
-					   a->offset);
-	}
-	vfs_rtio_aio_dispatch(a, client, path);
+	vfs_rtio_aio_route(a->handle, a->fsp, a->op, a->buf, a->n, a->offset, &plan);
+	a->ext = plan.ext;
+	vfs_rtio_aio_dispatch(a, plan.client, plan.path);
 }
 
 static void vfs_rtio_aio_timeout(struct tevent_context *ev, struct tevent_timer *te,
@@ -512,53 +494,6 @@ static bool vfs_rtio_aio_held(struct vfs_rtio_aio *a)
 				      a->op == VFS_RTIO_OP_PWRITE ? VFS_RTIO_QOS_WRITE
 								  : VFS_RTIO_QOS_READ,
 				      a->n, vfs_rtio_aio_go, a);
-}
-
-/*
- * Decided before there is a request of ours (vfs_rtio_aio_send()): where
- * the request goes, and whether rtio has anything to do with it at all.
- */
-struct vfs_rtio_aio_plan {
-	bool planned;			/* false: vfs_rtio_aio_submit() decides, after QoS */
-	bool next_only;			/* the next module's request is the answer */
-	struct rtio_client *client;
-	struct vfs_rtio_fsp *ext;
-	enum vfs_rtio_read_path path;
-};
-
-/*
- * A request rtio has nothing to do with goes to the next module as it is,
- * without a request of ours around it (one tevent_req and one deferred
- * callback less: what a plain share pays). That is an operation on a file
- * that is not aiod's (a small file, one not registered yet), or a read that
- * is smbd's own (vfs_rtio_read_route() says LOCAL; aiod is told of it now,
- * by the bytes asked for). Only when no QoS flow may have to hold it and it
- * has a valid offset; vfs_rtio_aio_recv() tells such a request from ours.
- */
-static void vfs_rtio_aio_plan(struct vfs_handle_struct *handle, struct files_struct *fsp,
-			      enum vfs_rtio_op op, void *buf, size_t n, off_t offset,
-			      struct vfs_rtio_aio_plan *plan)
-{
-	*plan = (struct vfs_rtio_aio_plan){ .path = VFS_RTIO_READ_AIOD };
-	if (vfs_rtio_fsp_qos(handle, fsp) != NULL || vfs_rtio_aio_appends(op, fsp, offset) ||
-	    (op != VFS_RTIO_OP_FSYNC && !sys_valid_io_range(offset, n))) {
-		return;
-	}
-	plan->planned = true;
-	plan->client = vfs_rtio_fsp_client(handle, fsp, vfs_rtio_aio_access(op), offset, n,
-					   &plan->ext);
-	if (plan->client == NULL) {
-		plan->next_only = plan->ext == NULL;
-		return;
-	}
-	if (op != VFS_RTIO_OP_PREAD) {
-		return;
-	}
-	plan->path = vfs_rtio_read_route(handle, plan->client, fsp, plan->ext, buf, n, offset);
-	if (plan->path == VFS_RTIO_READ_LOCAL) {
-		vfs_rtio_session_count_local_read(plan->ext->session, n);
-		plan->next_only = true;
-	}
 }
 
 struct tevent_req *vfs_rtio_aio_send(struct vfs_handle_struct *handle, TALLOC_CTX *mem_ctx,
