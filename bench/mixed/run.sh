@@ -39,6 +39,8 @@
 #   routed as vfs_rtio routes them with its defaults: what a share's client pays)
 #   DIR=/var/tmp KEEP=0 RESULTS_DIR=bench/results AIOD=$BUILD/aiod
 #   THP_SHMEM=advise (huge pages for aiod's cache during the run, bench/thp.sh)
+#   RANDOMMAP=1 (fio's random map, its default: each block once per pass, so
+#   late in a pass the reads come in runs of adjacent blocks; 0: --norandommap)
 # QD stays <= 8: without CAP_SYS_RESOURCE a session has at most
 # fs.mqueue.msg_max (10) requests in flight; deeper queues wait client-side.
 #
@@ -69,10 +71,15 @@ WORKLOADS=${WORKLOADS:-rand4k rand64k}
 ENGINES=${ENGINES:-direct rtio routed}
 DIR=${DIR:-/var/tmp}
 KEEP=${KEEP:-0}
+RANDOMMAP=${RANDOMMAP:-1}
 RESULTS_DIR=${RESULTS_DIR:-$here/bench/results}
 
 die() { echo "mixed/run.sh: error: $*" >&2; exit 1; }
 log() { echo "mixed/run.sh: $(date +%T) $*" >&2; }
+case $RANDOMMAP in
+0|1) ;;
+*) die "RANDOMMAP must be 0 or 1, not '$RANDOMMAP'" ;;
+esac
 
 [ "$(id -u)" = 0 ] || die "needs root (aiod locks its cache in memory)"
 for t in fio python3 /usr/bin/time numfmt findmnt; do
@@ -154,6 +161,9 @@ run_config() {
 	*) die "unknown workload $wl" ;;
 	esac
 	args+=(--iodepth="$qd" --randrepeat=0 --direct=1 --time_based --runtime="$RUNTIME")
+	if [ "$RANDOMMAP" = 0 ]; then
+		args+=(--norandommap)
+	fi
 	case $eng in
 	direct) args+=(--ioengine=io_uring) ;;
 	rtio|routed)
@@ -203,7 +213,11 @@ for round in $(seq 1 "$RUNS"); do
 done
 
 cmd="RUNS=$RUNS RUNTIME=$RUNTIME CACHE_SIZE=$CACHE_SIZE FILE_SIZE=$FILE_SIZE BLOCK_SIZE=$BLOCK_SIZE"
-cmd+=" QDS='$QDS' WORKLOADS='$WORKLOADS' ENGINES='$ENGINES' DIR=$DIR bench/mixed/run.sh"
+cmd+=" QDS='$QDS' WORKLOADS='$WORKLOADS' ENGINES='$ENGINES' DIR=$DIR"
+if [ "$RANDOMMAP" != 1 ]; then
+	cmd+=" RANDOMMAP=$RANDOMMAP"
+fi
+cmd+=" bench/mixed/run.sh"
 date_tag=$(date +%F)
 out=$RESULTS_DIR/mixed-$date_tag
 if [ -e "$out.md" ]; then
