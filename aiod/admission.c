@@ -152,13 +152,38 @@ bool aiod_admission_nothing_owed(const struct aiod_ctx *ctx)
 	       aiod_qos_policy_reserved(ctx->cfg->qos) == 0;
 }
 
+/*
+ * Whether a random read a client makes itself cannot cost an owed rate its
+ * deadline, even while rates are owed: the calibrated device answers a
+ * random read within [admission] local_random_us (an SSD, not a spindle's
+ * seek) and what is owed leaves it half its media rate. Then aiod's order
+ * buys nothing a random reader should pay a round trip for. No profile: the
+ * device is unknown, and aiod keeps ordering.
+ */
+static bool admission_random_harmless(const struct aiod_ctx *ctx)
+{
+	const struct aiod_config *cfg = ctx->cfg;
+	const struct aiod_profile *p = ctx->profile;
+	uint64_t media, owed;
+
+	if (cfg->local_random_us == 0 || p == NULL || p->request_us == 0 ||
+	    p->request_us > cfg->local_random_us) {
+		return false;
+	}
+	media = aiod_profile_media_Bps(p);
+	owed = ctx->reserved_Bps + aiod_qos_policy_reserved(cfg->qos);
+	return media > 0 && owed <= media / 2;
+}
+
 void aiod_admission_publish(struct aiod_ctx *ctx)
 {
 	/*
 	 * A client's own read reaches the device when the kernel sends it, not
 	 * when EDF would: harmless while no deadline or reservation is there to
-	 * keep, which is what aiod's ordering is for. Demoted streams hold no
-	 * promise and do not count.
+	 * keep, which is what aiod's ordering is for, or while the device is
+	 * too fast for one to matter. Demoted streams hold no promise and do
+	 * not count.
 	 */
-	aiod_region_set_random_local(&ctx->region, aiod_admission_nothing_owed(ctx));
+	aiod_region_set_random(&ctx->region, aiod_admission_nothing_owed(ctx),
+			       admission_random_harmless(ctx));
 }

@@ -79,6 +79,11 @@ const struct key_desc aiod_config_keys[] = {
 	  "queue_depth and best_effort_deadline_ms where this file leaves them unset." },
 	{ "admission", "headroom_pct", K_INT, OFF(admission_headroom_pct), "5", 0, 90, true,
 	  "Share of the capacity never reserved for streams: best-effort I/O always gets it." },
+	{ "admission", "local_random_us", K_INT, OFF(local_random_us), "1000", 0, 1000000, true,
+	  "While streams or reservations are owed a rate, smbd still reads a random reader's "
+	  "cache misses itself if the profile's request_us is at most this (an SSD: such a read "
+	  "cannot make a stream late) and what is owed is at most half the media rate; "
+	  "0 = every such read through aiod, ordered by deadline." },
 };
 
 const size_t aiod_config_nkeys = sizeof(aiod_config_keys) / sizeof(aiod_config_keys[0]);

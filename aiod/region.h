@@ -26,15 +26,17 @@ void aiod_region_start_heartbeat(struct aiod_ctx *ctx);
 void aiod_region_stop_heartbeat(struct aiod_region *r);
 /*
  * Tell clients whether they may read random misses themselves
- * (rtio_shm_header.random_local); admission.c decides. A no-op before the
- * region exists.
+ * (rtio_shm_header.random_local: nothing is owed a rate; random_direct: or
+ * the device cannot be hurt by them); admission.c decides. A no-op before
+ * the region exists.
  */
-static inline void aiod_region_set_random_local(struct aiod_region *r, bool local)
+static inline void aiod_region_set_random(struct aiod_region *r, bool local, bool direct)
 {
 	struct rtio_shm_header *h = (struct rtio_shm_header *)r->base;
 
 	if (h != NULL) {
 		__atomic_store_n(&h->random_local, (uint32_t)local, __ATOMIC_RELEASE);
+		__atomic_store_n(&h->random_direct, (uint32_t)(local || direct), __ATOMIC_RELEASE);
 	}
 }
 

@@ -183,6 +183,13 @@ ssize_t rtio_client_read_cached(struct rtio_client *c, const struct rtio_file *f
 bool rtio_client_nothing_owed(const struct rtio_client *c);
 
 /*
+ * Whether a random reader's cache miss may be read by the caller itself:
+ * nothing is owed a rate, or aiod says the device is too fast for such a
+ * read to make an owed rate late (rtio_shm_header.random_direct).
+ */
+bool rtio_client_random_direct(const struct rtio_client *c);
+
+/*
  * Whether aiod's cache holds every byte of [off, off + n) of f now, as its
  * directory in the shared region shows (advice: a block may go the next
  * moment). Also true when the client cannot tell (aiod away, an aiod
@@ -234,7 +241,8 @@ bool rtio_client_read_continues(const struct rtio_client *c, struct rtio_read_po
  * of a file of file_size bytes too large for aiod to cache for a random
  * reader (over an eighth of the cache: aiod would read the same bytes into a
  * private buffer, aiod_passthrough_wanted()), not a stream, while aiod says
- * nothing on the device is owed a rate (rtio_shm_header.random_local).
+ * nothing on the device is owed a rate or the device is too fast for it to
+ * matter (rtio_client_random_direct()).
  * The file always holds every acknowledged write, so the read is as
  * coherent as aiod's; it saves the round trip and keeps the page cache a
  * plain share would have. Ask after rtio_client_read_cached() missed.

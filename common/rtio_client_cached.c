@@ -112,7 +112,16 @@ bool rtio_client_read_yourself(const struct rtio_client *c, const struct rtio_fi
 	if (file_size <= (uint64_t)h->nblocks * h->block_size / 8) {
 		return false;	/* aiod caches it whole: its random re-reads hit */
 	}
-	return rtio_client_nothing_owed(c);
+	return rtio_client_random_direct(c);
+}
+
+bool rtio_client_random_direct(const struct rtio_client *c)
+{
+	const struct rtio_shm_header *h = (const struct rtio_shm_header *)c->shm;
+
+	return c->alive && h != NULL &&
+	       (__atomic_load_n(&h->random_direct, __ATOMIC_ACQUIRE) == 1 ||
+		__atomic_load_n(&h->random_local, __ATOMIC_ACQUIRE) == 1);
 }
 
 bool rtio_client_nothing_owed(const struct rtio_client *c)

@@ -73,11 +73,20 @@ struct rtio_shm_header {
 	 * older aiod that has none.
 	 */
 	uint64_t heartbeat_ns;
-	uint8_t reserved[4016];
+	/*
+	 * aiod: 1 while a client may read a random reader's cache misses
+	 * itself: when random_local is 1, and also while rates are owed on a
+	 * device so fast that a random read cannot make them late ([admission]
+	 * local_random_us). 0 (also what an older aiod leaves here): ask
+	 * random_local.
+	 */
+	uint32_t random_direct;
+	uint8_t reserved[4012];
 };
 _Static_assert(sizeof(struct rtio_shm_header) == RTIO_SHM_DIR_OFF, "rtio_shm_header");
 _Static_assert(offsetof(struct rtio_shm_header, dir_off) == 40, "rtio_shm_header.dir_off");
 _Static_assert(offsetof(struct rtio_shm_header, heartbeat_ns) == 72, "rtio_shm_header.heartbeat_ns");
+_Static_assert(offsetof(struct rtio_shm_header, random_direct) == 80, "rtio_shm_header.random_direct");
 #define RTIO_SHM_HEARTBEAT_MS 100
 
 /* One cache block as clients see it. Written by aiod only. */

@@ -13,7 +13,11 @@
 #               routed  the same engine and aiod, reads routed as vfs_rtio
 #                       routes them (rtio_route=module): aiod's cache hits
 #                       copied in the engine, random misses the engine's own
-#                       reads while aiod says nothing is owed a rate
+#                       reads while aiod says nothing is owed a rate (or the
+#                       device is too fast for them to matter)
+#               ordered routed with aiod's [admission] local_random_us = 0:
+#                       while a rate is owed (STREAM=1), every random miss
+#                       through aiod, whatever the device
 #   per run:    IOPS, MB/s, latency, bytes the device read (/proc/diskstats
 #               of the disk holding the file, before and after), CPU seconds
 #               of fio (/usr/bin/time) and of aiod (utime + stime of every
@@ -38,6 +42,12 @@
 #   aiod itself; routed: the rtio engine with rtio_route=module, reads
 #   routed as vfs_rtio routes them with its defaults: what a share's client pays)
 #   DIR=/var/tmp KEEP=0 RESULTS_DIR=bench/results AIOD=$BUILD/aiod
+#   STREAM=0  1: a 100 Mbit/s stream plays through aiod next to every run
+#   (a second fio job reading clip.mxf, which matches a stream class, at
+#   12.5 MB/s through the rtio engine, for every engine alike), and aiod has
+#   a profile aiod --calibrate measured on DIR first: while the stream is
+#   owed its rate, random misses are aiod's unless the profile says the
+#   device is too fast for them to matter ([admission] local_random_us)
 #   THP_SHMEM=advise (huge pages for aiod's cache during the run, bench/thp.sh)
 #   RANDOMMAP=1 (fio's random map, its default: each block once per pass, so
 #   late in a pass the reads come in runs of adjacent blocks; 0: --norandommap)
@@ -72,6 +82,7 @@ ENGINES=${ENGINES:-direct rtio routed}
 DIR=${DIR:-/var/tmp}
 KEEP=${KEEP:-0}
 RANDOMMAP=${RANDOMMAP:-1}
+STREAM=${STREAM:-0}
 RESULTS_DIR=${RESULTS_DIR:-$here/bench/results}
 
 die() { echo "mixed/run.sh: error: $*" >&2; exit 1; }
@@ -79,6 +90,10 @@ log() { echo "mixed/run.sh: $(date +%T) $*" >&2; }
 case $RANDOMMAP in
 0|1) ;;
 *) die "RANDOMMAP must be 0 or 1, not '$RANDOMMAP'" ;;
+esac
+case $STREAM in
+0|1) ;;
+*) die "STREAM must be 0 or 1, not '$STREAM'" ;;
 esac
 
 [ "$(id -u)" = 0 ] || die "needs root (aiod locks its cache in memory)"
@@ -134,6 +149,32 @@ block_size = $BLOCK_SIZE
 direct_io = yes
 hugepages = yes
 EOT
+CLIP=$W/clip.mxf
+if [ "$STREAM" = 1 ]; then
+	log "aiod --calibrate $W (the profile the README has every server make)"
+	"$AIOD" --calibrate "$W" -c "$INI" --profile "$W/device.profile" --calibrate-size 512M \
+		--calibrate-seconds 1 > "$RAW/calibrate.log" 2>&1 ||
+		die "aiod --calibrate failed: $(tail -n 5 "$RAW/calibrate.log")"
+	rm -f "$W/.aiod-calibrate.dat"
+	cp "$W/device.profile" "$RAW/device.profile"
+	cat >> "$INI" <<EOT
+[admission]
+profile = $W/device.profile
+[stream.hd]
+match = *.mxf
+bitrate = 100M
+prebuffer_ms = 1000
+EOT
+	fio --name=clip --filename="$CLIP" --size=1G --rw=write --bs=1M --direct=1 \
+		--ioengine=io_uring --iodepth=8 --output-format=terse > /dev/null
+fi
+# ordered: the same aiod, told to order every random miss while a rate is owed
+INI0=$W/aiod-ordered.ini
+if grep -q '^\[admission\]' "$INI"; then
+	sed 's/^\[admission\]$/&\nlocal_random_us = 0/' "$INI" > "$INI0"
+else
+	printf '%s\n' '[admission]' 'local_random_us = 0' | cat "$INI" - > "$INI0"
+fi
 
 bench_thp_enable
 
@@ -152,7 +193,7 @@ done
 
 # run_config CONFIG ROUND: one fio run, one line in runs.tsv.
 run_config() {
-	local cfg=$1 round=$2 wl qd eng args=() base a0 a1 d0 d1 b0 b1 pid=""
+	local cfg=$1 round=$2 wl qd eng args=() base a0 a1 d0 d1 b0 b1 pid="" probe ini
 	IFS=- read -r wl qd eng <<< "$cfg"
 	qd=${qd#qd}
 	case $wl in
@@ -166,26 +207,44 @@ run_config() {
 	fi
 	case $eng in
 	direct) args+=(--ioengine=io_uring) ;;
-	rtio|routed)
+	rtio|routed|ordered)
 		args+=(--ioengine=external:"$ENGINE" --rtio_socket="$SOCK")
 		# routed: reads routed as the module routes them (bench/fio/README.md)
-		if [ "$eng" = routed ]; then
-			args+=(--rtio_route=module)
-		else
+		if [ "$eng" = rtio ]; then
 			args+=(--rtio_route=aiod)
+		else
+			args+=(--rtio_route=module)
+		fi ;;
+	*) die "unknown engine $eng" ;;
+	esac
+	if [ "$eng" != direct ] || [ "$STREAM" = 1 ]; then
+		ini=$INI
+		if [ "$eng" = ordered ]; then
+			ini=$INI0
 		fi
-		bench_aiod_start aiod "$INI" "$SOCK" "$RAW/aiod.log" || die "aiod did not start"
+		bench_aiod_start aiod "$ini" "$SOCK" "$RAW/aiod.log" || die "aiod did not start"
 		pid=${AIOD_PID[aiod]}
 		# how much of its cache got huge pages (its NOTICE is below log_level 1)
 		awk '/^ShmemPmdMapped:/ {print $2 " kB"}' "/proc/$pid/smaps_rollup" \
-			> "$RAW/aiod.huge" 2>/dev/null || true ;;
-	*) die "unknown engine $eng" ;;
-	esac
+			> "$RAW/aiod.huge" 2>/dev/null || true
+	fi
+	if [ "$STREAM" = 1 ]; then
+		# the second job: fio's JSON lists it after the random reader
+		args+=(--name=stream --filename="$CLIP" --thread --rw=read --bs=1M --rate=12500k
+		       --iodepth=1 --direct=1 --time_based --runtime="$RUNTIME"
+		       --ioengine=external:"$ENGINE" --rtio_socket="$SOCK" --rtio_route=module)
+	fi
 	base=$RAW/fio/$cfg.$round
 	if [ -n "$pid" ]; then
 		"$AIODCTL" -s "$SOCK" stats > "$base.stats0"
 	fi
 	a0=$(bench_aiod_ticks); b0=$(bench_busy_ticks); d0=$(bench_disk_sectors "$DEV")
+	probe=""
+	if [ "$STREAM" = 1 ]; then
+		# mid-run: the stream must be admitted (owed its rate) while the random job reads
+		( sleep "$((RUNTIME / 2))"; "$AIODCTL" -s "$SOCK" stats > "$base.statsmid" ) &
+		probe=$!
+	fi
 	timeout $((RUNTIME * 10 + 120)) /usr/bin/time -f '%e %U %S' -o "$base.time" \
 		fio --name="$cfg" --filename="$FILE" --thread --numjobs=1 "${args[@]}" \
 		--output-format=json --output="$base.json" > "$base.log" 2>&1 ||
@@ -194,6 +253,11 @@ run_config() {
 	if [ -n "$pid" ]; then
 		"$AIODCTL" -s "$SOCK" stats > "$base.stats1"
 		bench_aiod_stop aiod
+	fi
+	if [ -n "$probe" ]; then
+		wait "$probe" || true
+		grep -Eq '^streams=[1-9]' "$base.statsmid" ||
+			die "$cfg: aiod had no admitted stream mid-run (the run would prove nothing): $base.statsmid"
 	fi
 	# shellcheck disable=SC2086
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$cfg" "$round" "$base" "$wl" \
@@ -217,7 +281,14 @@ cmd+=" QDS='$QDS' WORKLOADS='$WORKLOADS' ENGINES='$ENGINES' DIR=$DIR"
 if [ "$RANDOMMAP" != 1 ]; then
 	cmd+=" RANDOMMAP=$RANDOMMAP"
 fi
+if [ "$STREAM" != 0 ]; then
+	cmd+=" STREAM=$STREAM"
+fi
 cmd+=" bench/mixed/run.sh"
+stream_args=()
+if [ "$STREAM" = 1 ]; then
+	stream_args=(--stream-profile "$RAW/device.profile")
+fi
 date_tag=$(date +%F)
 out=$RESULTS_DIR/mixed-$date_tag
 if [ -e "$out.md" ]; then
@@ -227,5 +298,5 @@ python3 bench/mixed/summarize.py --raw "$RAW" --out "$out" --command "$cmd" \
 	--file-size "$file_bytes" --cache-size "$CACHE_SIZE" --cache-bytes "$cache_bytes" \
 	--block-size "$BLOCK_SIZE" --runtime "$RUNTIME" --runs "$RUNS" --clk-tck "$(getconf CLK_TCK)" --dev "$DEV" \
 	--dir "$DIR" --aiod "$AIOD" --thp "$(bench_thp_setting)" \
-	--huge "$(cat "$RAW/aiod.huge" 2>/dev/null || echo unknown)"
+	--huge "$(cat "$RAW/aiod.huge" 2>/dev/null || echo unknown)" "${stream_args[@]}"
 log "wrote $out.md and $out.json (raw: $RAW)"

@@ -6,7 +6,9 @@
 # smbd made itself reach aiod's stats anyway (local_reads, reported once a
 # second and at the session's end): with the no-stream phases' connection
 # gone, local_reads plus the reads aiod answered (bytes_read / 4 KiB) is the
-# client's count. (t_randio checks such reads byte for byte against writes.)
+# client's count. On a device whose profile says one random read cannot make
+# a stream late (an SSD), they are smbd's own while the stream plays too.
+# (t_randio checks such reads byte for byte against writes.)
 #
 # Copyright (C) 2026 rtio developers
 # SPDX-License-Identifier: GPL-3.0-or-later
@@ -75,8 +77,16 @@ check_local_counted() {
 	[ "${diff#-}" -le "$tol" ] || { echo "  off by $diff reads"; return 1; }
 }
 
+# fast_profile: a device profile (aiod --calibrate's format) of an SSD: 100 us
+# a random read, 500 MB/s
+fast_profile() {
+	printf '%s\n' '[profile]' 'version = 2' '[device]' 'request_us = 100' \
+		'[random]' '1048576 = 500000000' '16777216 = 500000000' \
+		'[sequential]' '1048576 = 500000000' '16777216 = 500000000'
+}
+
 t_random() {
-	local port=$((IT_PORT + 8)) rc=0 out n alone during after spid local lbytes served
+	local port=$((IT_PORT + 8)) rc=0 out n alone during after fast spid local lbytes served
 	# 64M cache: files over 8 MiB are "large"; big.bin is 96 MiB, so a random
 	# read lands within two blocks of the previous one about 1 time in 24
 	# direct_io: aiod's pass-through reads must not fill the page cache, from
@@ -120,6 +130,30 @@ t_random() {
 	[ "${n:-0}" -ge 100 ] || { echo "too few reads to judge"; rc=1; }
 	[ $((after * 4)) -lt "${n:-0}" ] || { echo "random reads stayed with aiod after the stream closed"; rc=1; }
 	check_local_counted "${n:-0}" "${local:-0}" "${lbytes:-0}" "${served:-0}" || rc=1
+
+	# A device whose profile answers a random read in 100 us (an SSD), and a
+	# stream owing 12.5 of its 500 MB/s: such reads cannot make the stream
+	# late there, so they are smbd's own again while it plays
+	# ([admission] local_random_us, 1000 by default)
+	fast_profile > "$PRIV_DIR/fast.profile"
+	sed -i "s|^profile = .*|profile = $PRIV_DIR/fast.profile|" "$PRIV_DIR/aiod.ini"
+	kill -HUP "$PRIV_AIOD_PID"
+	it_wait_up "$PRIV_AIOD_PID" "$IT_T/log/aiod-random.log" "the reload" \
+		grep -q "configuration reloaded" "$IT_T/log/aiod-random.log"
+	"$BUILD/rtio-stream" --url "smb://127.0.0.1:$port/s/clip.mxf" --user "$IT_USER%$IT_PASS" \
+		--bitrate 100M --chunk 1M --prebuffer 2 --duration 5 > "$IT_T/log/random-stream2.json" 2>&1 &
+	spid=$!
+	it_track "$spid" rtio-stream
+	sleep 1
+	[ "$(priv_stat streams)" = 1 ] || { echo "the stream was not admitted: $(priv_stat streams)"; rc=1; }
+	rtio_drop_pages "$PRIV_DIR/share/big.bin"
+	out=$(random_phase "$port" fast) || rc=1
+	read -r n fast local lbytes served <<< "${out:-0 0 0 0 0}"
+	echo "stream playing, fast device: $n random reads, $fast of them read by aiod, $local local_reads"
+	[ "${n:-0}" -ge 100 ] || { echo "too few reads to judge"; rc=1; }
+	[ $((fast * 4)) -lt "${n:-0}" ] && [ "${local:-0}" -gt 0 ] ||
+		{ echo "random reads went to aiod on a device too fast for them to matter"; rc=1; }
+	wait "$spid" || rc=1
 	it_private_stop
 	return $rc
 }

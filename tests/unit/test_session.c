@@ -55,6 +55,7 @@
 #include "rtio_version.h"
 #include "qos.h"
 #include "qos_policy.h"
+#include "profile.h"
 #include "rtio_shm.h"
 
 #define BS        (1u << 20)
@@ -834,6 +835,45 @@ static void *random_reader_main(void *arg)
 }
 
 /*
+ * On a device that answers a random read in ~100 us, an admitted stream
+ * does not make a random reader's misses aiod's: the client reads them.
+ */
+static void *fast_device_main(void *arg)
+{
+	struct client_run *w = arg;
+	struct fixture *f = w->f;
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct rtio_client *c = NULL;
+	struct rtio_file rf, stream;
+	int fd = -1, sfd = -1, ret;
+
+	ret = client_open(mem, f, f->path, O_RDONLY, "big.bin", 0, &c, &fd, &rf);
+	if (ret == 0) {
+		sfd = open(f->path, O_RDONLY | O_CLOEXEC);
+		ret = sfd < 0 ? -errno : rtio_client_open(c, sfd, "clip.mxf", 0, &stream);
+	}
+	if (ret == 0 && stream.bitrate == 0) {
+		ret = -ENOTSUP;	/* not admitted: the test would prove nothing */
+	}
+	if (ret == 0 && (rtio_client_nothing_owed(c) || !rtio_client_random_direct(c) ||
+			 !rtio_client_read_yourself(c, &rf, FILE_SIZE, false, 5 * BS + 4096, 4096))) {
+		ret = -EPROTO;
+	}
+	/* The stream's own reads stay aiod's. */
+	if (ret == 0 && rtio_client_read_yourself(c, &stream, FILE_SIZE, false, 5 * BS, 4096)) {
+		ret = -EPROTO;
+	}
+	if (ret == 0) {
+		ret = rtio_client_close(c, stream.file_id);
+	}
+	if (sfd >= 0) {
+		close(sfd);
+	}
+	client_end(w, ret, mem, fd);
+	return NULL;
+}
+
+/*
  * aiod's heartbeat in the region tells a busy aiod from a hung one: fresh
  * while aiod runs, unknown (-1) from an aiod that never beat, old from one
  * that stopped.
@@ -906,6 +946,56 @@ static void test_random_reads_left_to_the_client(void **state)
 	f->ctx->cfg->qos = NULL;
 	aiod_admission_publish(f->ctx);
 	assert_int_equal(h->random_local, 1);
+}
+
+/*
+ * [admission] local_random_us: random misses stay the client's while rates
+ * are owed only on a calibrated device faster than the bound, and only while
+ * what is owed leaves it half its media rate.
+ */
+static void test_random_reads_direct_on_a_fast_device(void **state)
+{
+	struct fixture *f = *state;
+	struct client_run w = { .f = f, .name = "big.bin" };
+	const struct rtio_shm_header *h = (const struct rtio_shm_header *)f->ctx->region.base;
+	struct aiod_profile *p = talloc_zero(f->ctx, struct aiod_profile);
+
+	assert_non_null(p);
+	p->request_us = 100;
+	p->npoints = 1;
+	p->points[0] = (struct aiod_profile_point){ .size = 1u << 20, .random_Bps = 400000000,
+						    .sequential_Bps = 500000000 };
+	use_stream_class(f->ctx);
+	f->ctx->profile = p;
+	run_client(f, fast_device_main, &w);
+
+	/* What aiod publishes, rule by rule, with one stream owed 12.5 MB/s. */
+	f->ctx->streams = 1;
+	f->ctx->reserved_Bps = 12500000;
+	aiod_admission_publish(f->ctx);
+	assert_int_equal(h->random_local, 0);
+	assert_int_equal(h->random_direct, 1);
+	f->ctx->reserved_Bps = 260000000;	/* more than half of 500 MB/s owed */
+	aiod_admission_publish(f->ctx);
+	assert_int_equal(h->random_direct, 0);
+	f->ctx->reserved_Bps = 12500000;
+	p->request_us = 14500;			/* a spindle's seek */
+	aiod_admission_publish(f->ctx);
+	assert_int_equal(h->random_direct, 0);
+	p->request_us = 100;
+	f->ctx->cfg->local_random_us = 0;	/* the admin wants every such read ordered */
+	aiod_admission_publish(f->ctx);
+	assert_int_equal(h->random_direct, 0);
+	f->ctx->cfg->local_random_us = 1000;
+	f->ctx->profile = NULL;			/* an unknown device */
+	aiod_admission_publish(f->ctx);
+	assert_int_equal(h->random_direct, 0);
+	f->ctx->streams = 0;			/* nothing owed: both say yes */
+	f->ctx->reserved_Bps = 0;
+	aiod_admission_publish(f->ctx);
+	assert_int_equal(h->random_local, 1);
+	assert_int_equal(h->random_direct, 1);
+	talloc_free(p);
 }
 
 /*
@@ -1935,6 +2025,8 @@ int main(int argc, char **argv)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_heartbeat_in_region, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_random_reads_left_to_the_client, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_random_reads_direct_on_a_fast_device, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_session_flood_wrote_unread_replies, setup,
 						teardown),
