@@ -48,9 +48,32 @@ static void admission_capacity(struct aiod_ctx *ctx)
 	}
 }
 
+/* Say once (at start and at each reload) which way random misses go while rates are owed. */
+static void admission_random_log(const struct aiod_ctx *ctx)
+{
+	const struct aiod_config *cfg = ctx->cfg;
+	const struct aiod_profile *p = ctx->profile;
+
+	if (cfg->local_random_us == 0 || p == NULL || p->request_us == 0) {
+		AIOD_INFO("admission: while a rate is owed, random misses go through aiod (%s)",
+			  cfg->local_random_us == 0 ? "[admission] local_random_us = 0"
+						    : "no device profile");
+	} else if (p->request_us <= cfg->local_random_us) {
+		AIOD_NOTICE("admission: the device answers a random read in %u us (profile), within "
+			    "[admission] local_random_us = %u: smbd reads random misses itself while "
+			    "streams play, as long as they are owed at most half the media rate",
+			    p->request_us, cfg->local_random_us);
+	} else {
+		AIOD_INFO("admission: the device answers a random read in %u us (profile), above "
+			  "[admission] local_random_us = %u: while a rate is owed, random misses go "
+			  "through aiod", p->request_us, cfg->local_random_us);
+	}
+}
+
 void aiod_admission_init(struct aiod_ctx *ctx)
 {
 	admission_capacity(ctx);
+	admission_random_log(ctx);
 	/* What a request costs the device, for the engine's seek-saving order (engine.h). */
 	if (ctx->engine != NULL) {
 		aiod_engine_set_costs(ctx->engine,
