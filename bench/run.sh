@@ -8,6 +8,7 @@
 #
 #   fio  bench/fio/run.sh   fio's io_uring engine directly vs fio through aiod
 #   mixed bench/mixed/run.sh random reads of 4x aiod's cache, direct vs aiod (issue 12),
+#         again with a 100 Mbit/s stream playing (STREAM=1, with the ordered engine),
 #         then bench/mixed/smallfiles.sh (5,000 small files over SMB),
 #         bench/mixed/manyconn.sh (200 clients at once over SMB) and
 #         bench/mixed/smbrandom.sh (random 4 KiB / 1 MiB reads over SMB)
@@ -32,6 +33,7 @@ for b in ${BENCH:-fio mixed smb zerocopy qos rt}; do
 		"$BUILD/fio/rtio_engine.so" "$BUILD/fio/hit_rtt" && "$here/fio/run.sh" || status=1 ;;
 	mixed) make -C "$here/.." --no-print-directory BUILD="$BUILD" \
 		"$BUILD/fio/rtio_engine.so" && "$here/mixed/run.sh" || status=1
+		STREAM=1 ENGINES="direct routed ordered" "$here/mixed/run.sh" || status=1
 		"$here/mixed/smallfiles.sh" || status=1
 		"$here/mixed/manyconn.sh" || status=1
 		"$here/mixed/smbrandom.sh" || status=1 ;;

@@ -37,7 +37,8 @@ def one_run(row, clk_tck):
     base = row["base"]
     with open(base + ".json", encoding="utf-8") as f:
         text = f.read()
-    job = json.loads(text[text.index("{"):])["jobs"][0]   # fio may print notes first
+    jobs = json.loads(text[text.index("{"):])["jobs"]     # fio may print notes first
+    job = jobs[0]
     rd = job["read"]
     elapsed, fio_u, fio_s = fio.read_time(base + ".time")
     fio_cpu = fio_u + fio_s
@@ -68,6 +69,10 @@ def one_run(row, clk_tck):
         "other_cpu_frac": max(0.0, busy - fio_cpu - aiod_cpu) / elapsed if elapsed else None,
         "elapsed_s": elapsed,
     }
+    if len(jobs) > 1:   # STREAM=1: the stream played next to the random reader
+        st = jobs[1]["read"]
+        r["stream_MBps"] = st["bw_bytes"] / 1e6
+        r["stream_clat_max_ms"] = st["clat_ns"]["max"] / 1e6
     s0, s1 = fio.read_kv(base + ".stats0"), fio.read_kv(base + ".stats1")
     if s1:
         d = {k: s1.get(k, 0) - s0.get(k, 0) for k in AIOD_COUNTERS}
@@ -83,7 +88,7 @@ def one_run(row, clk_tck):
 METRICS = ("iops", "MBps", "clat_p50_us", "clat_p99_us", "clat_mean_us", "dev_read_bytes",
            "dev_read_per_client_byte", "aiod_read_per_client_byte", "passthrough_pct",
            "fio_cpu_us_per_op", "aiod_cpu_us_per_op", "cpu_us_per_op", "aiod_cpu_s_per_GiB",
-           "cpu_s_per_GiB", "other_cpu_frac", "io_bytes")
+           "cpu_s_per_GiB", "other_cpu_frac", "io_bytes", "stream_MBps", "stream_clat_max_ms")
 
 
 def load(raw, clk_tck):
@@ -101,6 +106,8 @@ def load(raw, clk_tck):
             s[m] = fio.med([r.get(m) for r in rs])
         s["iops_min"] = min(r["iops"] for r in rs)
         s["iops_max"] = max(r["iops"] for r in rs)
+        worst = [r["stream_clat_max_ms"] for r in rs if "stream_clat_max_ms" in r]
+        s["stream_clat_worst_ms"] = max(worst) if worst else None
         summary[cfg] = s
     return runs, meta, summary
 
@@ -226,6 +233,17 @@ def markdown(res):
             f"| {fio.fmt(c['cpu_us_per_op'], 1)} ({fio.fmt(c['fio_cpu_us_per_op'], 1)} + "
             f"{fio.fmt(c['aiod_cpu_us_per_op'], 1)}) | {fio.fmt(c['aiod_cpu_s_per_GiB'], 2)} "
             f"| {fio.fmt(c['other_cpu_frac'], 2)} | {c['runs']} |")
+    if p.get("stream"):
+        add("")
+        add("The stream next to each configuration (fio's second job: 12.5 MB/s asked, 1 MiB "
+            "reads; its worst read is what a client's prebuffer, 0.5-1 s, must cover):")
+        add("")
+        add("| config | stream MB/s (median) | slowest stream read, ms: median of runs / worst |")
+        add("|---|---:|---:|")
+        for cfg in res["config_order"]:
+            c = s[cfg]
+            add(f"| {cfg} | {fio.fmt(c['stream_MBps'], 2)} | {fio.fmt(c['stream_clat_max_ms'], 1)} "
+                f"/ {fio.fmt(c['stream_clat_worst_ms'], 1)} |")
     add("")
     add("## rtio relative to direct io_uring (ratio of medians)")
     add("")

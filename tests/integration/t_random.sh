@@ -77,6 +77,20 @@ check_local_counted() {
 	[ "${diff#-}" -le "$tol" ] || { echo "  off by $diff reads"; return 1; }
 }
 
+# play_stream PORT TAG: a paced 100 Mbit/s stream of clip.mxf for 5 s in the
+# background (STREAM_PID); fails unless aiod admitted it within a second.
+# Then drops big.bin from the page cache (what an earlier phase read back
+# into it: smbd would read that from memory, stream or not).
+play_stream() {
+	"$BUILD/rtio-stream" --url "smb://127.0.0.1:$1/s/clip.mxf" --user "$IT_USER%$IT_PASS" \
+		--bitrate 100M --chunk 1M --prebuffer 2 --duration 5 > "$IT_T/log/random-$2.json" 2>&1 &
+	STREAM_PID=$!
+	it_track "$STREAM_PID" rtio-stream
+	sleep 1
+	rtio_drop_pages "$PRIV_DIR/share/big.bin"
+	[ "$(priv_stat streams)" = 1 ] || { echo "the stream was not admitted: $(priv_stat streams)"; return 1; }
+}
+
 # fast_profile: a device profile (aiod --calibrate's format) of an SSD: 100 us
 # a random read, 500 MB/s
 fast_profile() {
@@ -106,13 +120,8 @@ t_random() {
 	check_local_counted "${n:-0}" "${local:-0}" "${lbytes:-0}" "${served:-0}" || rc=1
 
 	# a paced stream plays meanwhile: admitted, so reads are aiod's
-	"$BUILD/rtio-stream" --url "smb://127.0.0.1:$port/s/clip.mxf" --user "$IT_USER%$IT_PASS" \
-		--bitrate 100M --chunk 1M --prebuffer 2 --duration 5 > "$IT_T/log/random-stream.json" 2>&1 &
-	spid=$!
-	it_track "$spid" rtio-stream
-	sleep 1
-	[ "$(priv_stat streams)" = 1 ] || { echo "the stream was not admitted: $(priv_stat streams)"; rc=1; }
-	rtio_drop_pages "$PRIV_DIR/share/big.bin"	# what the first phase read back into it
+	play_stream "$port" stream || rc=1
+	spid=$STREAM_PID
 	out=$(random_phase "$port" during) || rc=1
 	read -r n during local lbytes served <<< "${out:-0 0 0 0 0}"
 	echo "stream playing: $n random reads, $during of them read by aiod, $local local_reads"
@@ -140,13 +149,8 @@ t_random() {
 	kill -HUP "$PRIV_AIOD_PID"
 	it_wait_up "$PRIV_AIOD_PID" "$IT_T/log/aiod-random.log" "the reload" \
 		grep -q "configuration reloaded" "$IT_T/log/aiod-random.log"
-	"$BUILD/rtio-stream" --url "smb://127.0.0.1:$port/s/clip.mxf" --user "$IT_USER%$IT_PASS" \
-		--bitrate 100M --chunk 1M --prebuffer 2 --duration 5 > "$IT_T/log/random-stream2.json" 2>&1 &
-	spid=$!
-	it_track "$spid" rtio-stream
-	sleep 1
-	[ "$(priv_stat streams)" = 1 ] || { echo "the stream was not admitted: $(priv_stat streams)"; rc=1; }
-	rtio_drop_pages "$PRIV_DIR/share/big.bin"
+	play_stream "$port" stream2 || rc=1
+	spid=$STREAM_PID
 	out=$(random_phase "$port" fast) || rc=1
 	read -r n fast local lbytes served <<< "${out:-0 0 0 0 0}"
 	echo "stream playing, fast device: $n random reads, $fast of them read by aiod, $local local_reads"
