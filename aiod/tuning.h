@@ -22,6 +22,13 @@
 #define AIOD_TUNING_PARALLEL_GAIN_PCT	15
 #define AIOD_TUNING_QD_MIN		1
 #define AIOD_TUNING_QD_MAX		32
+/*
+ * queue_depth on a device without seeks (a random read within FAST_US by the
+ * profile: an SSD, a virtual disk): at least QD_FAST, whatever [parallel]
+ * says (tuning.c).
+ */
+#define AIOD_TUNING_FAST_US		1000
+#define AIOD_TUNING_QD_FAST		8
 /* best_effort_deadline_ms: this many io_size requests of device time, within the bounds. */
 #define AIOD_TUNING_BE_REQUESTS		20
 #define AIOD_TUNING_BE_MIN_MS		500

@@ -18,6 +18,9 @@
 #               ordered routed with aiod's [admission] local_random_us = 0:
 #                       while a rate is owed (STREAM=1), every random miss
 #                       through aiod, whatever the device
+#               orderedqd1  ordered with [engine] queue_depth = 1 (what
+#                       the profile of a device whose large reads gain
+#                       nothing in parallel gave before the fast-device floor)
 #   per run:    IOPS, MB/s, latency, bytes the device read (/proc/diskstats
 #               of the disk holding the file, before and after), CPU seconds
 #               of fio (/usr/bin/time) and of aiod (utime + stime of every
@@ -175,6 +178,8 @@ if grep -q '^\[admission\]' "$INI"; then
 else
 	printf '%s\n' '[admission]' 'local_random_us = 0' | cat "$INI" - > "$INI0"
 fi
+INI1=$W/aiod-ordered-qd1.ini
+printf '%s\n' '[engine]' 'queue_depth = 1' | cat "$INI0" - > "$INI1"
 
 bench_thp_enable
 
@@ -207,7 +212,7 @@ run_config() {
 	fi
 	case $eng in
 	direct) args+=(--ioengine=io_uring) ;;
-	rtio|routed|ordered)
+	rtio|routed|ordered|orderedqd1)
 		args+=(--ioengine=external:"$ENGINE" --rtio_socket="$SOCK")
 		# routed: reads routed as the module routes them (bench/fio/README.md)
 		if [ "$eng" = rtio ]; then
@@ -219,9 +224,10 @@ run_config() {
 	esac
 	if [ "$eng" != direct ] || [ "$STREAM" = 1 ]; then
 		ini=$INI
-		if [ "$eng" = ordered ]; then
-			ini=$INI0
-		fi
+		case $eng in
+		ordered) ini=$INI0 ;;
+		orderedqd1) ini=$INI1 ;;
+		esac
 		bench_aiod_start aiod "$ini" "$SOCK" "$RAW/aiod.log" || die "aiod did not start"
 		pid=${AIOD_PID[aiod]}
 		# how much of its cache got huge pages (its NOTICE is below log_level 1)

@@ -122,7 +122,8 @@ def block_of(workload):
 # reads routed as the module routes them (rtio_route=module).
 ENGINE_LABEL = {"rtio": "every read through aiod", "routed": "routed as vfs_rtio routes reads",
                 "ordered": "routed, aiod with local_random_us = 0 (every random miss aiod's "
-                           "while a rate is owed)"}
+                           "while a rate is owed)",
+                "orderedqd1": "ordered with [engine] queue_depth = 1"}
 
 
 def ratios(meta, summary):

@@ -142,8 +142,11 @@ static void test_tuning_ssd_profile_gives_small_requests_deeper_queue(void **sta
 	aiod_tuning_derive(cfg, p, false, &t);
 	/* 64K already amortises the (absent) seek: one cache block, the smallest request */
 	assert_int_equal(t.io_size.value, cfg->block_size);
-	/* 1 -> 2: +70 %, 2 -> 4: +44 %, 4 -> 8: +7 %: throughput stops growing at 4 */
-	assert_int_equal(t.queue_depth.value, 4);
+	/*
+	 * 1 -> 2: +70 %, 2 -> 4: +44 %, 4 -> 8: +7 %: throughput stops growing
+	 * at 4; 110 us a random read (no seek) raises it to the floor of 8
+	 */
+	assert_int_equal(t.queue_depth.value, AIOD_TUNING_QD_FAST);
 	assert_int_equal(t.be_deadline_ms.value, AIOD_TUNING_BE_MIN_MS);
 	talloc_free(mem);
 }
@@ -161,6 +164,16 @@ static void test_tuning_queue_depth_rule(void **state)
 	p.parallel[1].Bps = 110;	/* 1 -> 2: +10 %: parallel requests do not help */
 	assert_int_equal(aiod_tuning_queue_depth(&p), AIOD_TUNING_QD_MIN);
 	p.nparallel = 1;
+	assert_int_equal(aiod_tuning_queue_depth(&p), AIOD_TUNING_QD_MIN);
+	/* ...but a device without seeks gets the small reads' depth anyway */
+	p.nparallel = 4;
+	p.request_us = 120;
+	assert_int_equal(aiod_tuning_queue_depth(&p), AIOD_TUNING_QD_FAST);
+	p.parallel[1].Bps = 190;
+	p.parallel[2].Bps = 370;	/* 1 -> 2 -> 4 -> 8 all gain: more than the floor */
+	assert_int_equal(aiod_tuning_queue_depth(&p), AIOD_TUNING_QD_MAX);
+	p.parallel[1].Bps = 110;
+	p.request_us = 15240;		/* a disk's seek: the rule alone */
 	assert_int_equal(aiod_tuning_queue_depth(&p), AIOD_TUNING_QD_MIN);
 	p.nparallel = 0;
 	assert_int_equal(aiod_tuning_queue_depth(&p), 0);	/* not measured */
