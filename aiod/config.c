@@ -78,7 +78,8 @@ const struct key_desc aiod_config_keys[] = {
 	  "Device profile written by aiod --calibrate DIR: the device capacity, and io_size, "
 	  "queue_depth and best_effort_deadline_ms where this file leaves them unset." },
 	{ "admission", "headroom_pct", K_INT, OFF(admission_headroom_pct), "5", 0, 90, true,
-	  "Share of the capacity never reserved for streams: best-effort I/O always gets it." },
+	  "Share of the capacity admission never reserves for streams. Best-effort I/O competes "
+	  "for it in deadline order: it is left free, not guaranteed to best effort." },
 	{ "admission", "local_random_us", K_INT, OFF(local_random_us), "1000", 0, 1000000, true,
 	  "While streams or reservations are owed a rate, smbd still reads a random reader's "
 	  "cache misses itself if the profile's request_us is at most this (an SSD: such a read "

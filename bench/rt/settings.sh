@@ -121,7 +121,11 @@ rt_settings_label() {
 	else
 		l+="; no calibration profile (admission admits every stream)"
 	fi
-	l+="; [admission] mode $([ "$RT_SETTINGS" = tuned ] && echo off || echo "aiod's default (demote)")"
+	if [ -n "$RT_ADMISSION_MODE" ]; then
+		l+="; [admission] mode $RT_ADMISSION_MODE (RT_ADMISSION_MODE)"
+	else
+		l+="; [admission] mode $([ "$RT_SETTINGS" = tuned ] && echo off || echo "aiod's default (demote)")"
+	fi
 	[ "${RT_UNMATCHED:-0}" = 1 ] &&
 		l+="; RT_UNMATCHED=1: the streams' files match no [stream.*] class (best-effort sequential readers)"
 	echo "$l"
