@@ -70,9 +70,13 @@ static void admission_random_log(const struct aiod_ctx *ctx)
 	}
 }
 
+static void admission_promote(struct aiod_ctx *ctx);
+
 void aiod_admission_init(struct aiod_ctx *ctx)
 {
 	admission_capacity(ctx);
+	/* A reload may have made room (capacity, headroom, mode) for demoted streams. */
+	admission_promote(ctx);
 	admission_random_log(ctx);
 	/* What a request costs the device, for the engine's seek-saving order (engine.h). */
 	if (ctx->engine != NULL) {
@@ -120,17 +124,105 @@ static void admission_count(struct aiod_ctx *ctx, int delta)
 	aiod_admission_publish(ctx);
 }
 
+/* Whether need bytes/s more fit under the capacity less the headroom. */
+static bool admission_fits(const struct aiod_ctx *ctx, uint64_t need)
+{
+	const struct aiod_config *cfg = ctx->cfg;
+	uint64_t limit = ctx->capacity_Bps / 100 * (100 - cfg->admission_headroom_pct);
+
+	return strcmp(cfg->admission_mode, "off") == 0 || ctx->capacity_Bps == 0 ||
+	       ctx->reserved_Bps + need <= limit;
+}
+
+static void admission_reserve(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t bps)
+{
+	o->rate_bps = bps;
+	o->reserved = true;
+	o->file->reserved_bps += bps;
+	ctx->reserved_Bps += bps / 8;
+	admission_count(ctx, +1);
+}
+
+static void demoted_link(struct aiod_ctx *ctx, struct aiod_open *o)
+{
+	if (o->demoted) {
+		return;
+	}
+	o->demoted = true;
+	o->demoted_prev = ctx->demoted_last;
+	o->demoted_next = NULL;
+	if (ctx->demoted_last != NULL) {
+		ctx->demoted_last->demoted_next = o;
+	} else {
+		ctx->demoted = o;
+	}
+	ctx->demoted_last = o;
+}
+
+static void demoted_unlink(struct aiod_ctx *ctx, struct aiod_open *o)
+{
+	if (!o->demoted) {
+		return;
+	}
+	if (o->demoted_prev != NULL) {
+		o->demoted_prev->demoted_next = o->demoted_next;
+	} else {
+		ctx->demoted = o->demoted_next;
+	}
+	if (o->demoted_next != NULL) {
+		o->demoted_next->demoted_prev = o->demoted_prev;
+	} else {
+		ctx->demoted_last = o->demoted_prev;
+	}
+	o->demoted = false;
+	o->demoted_prev = o->demoted_next = NULL;
+}
+
+/*
+ * Room was made (a stream closed, the capacity or mode changed on reload):
+ * the class streams served best effort since their open get the
+ * reservation they asked for, oldest first, as far as it goes. Until this,
+ * a stream demoted while eight others played stayed best effort after they
+ * closed, and next to new streams it went late where admitted it plays
+ * clean (bench/results/rt-20261129-0036.md: the demoted one of nine 286
+ * chunks late; -0040.md, admission off: all nine clean). Its timeline
+ * starts again where it reads: what it fell behind as best effort is not a
+ * debt its deadlines make the device repay at once.
+ */
+static void admission_promote(struct aiod_ctx *ctx)
+{
+	struct aiod_open *o, *next;
+
+	for (o = ctx->demoted; o != NULL; o = next) {
+		uint64_t bps = o->file->sclass->bitrate;
+
+		next = o->demoted_next;
+		if (o->closing || !admission_fits(ctx, bps / 8)) {
+			continue;
+		}
+		demoted_unlink(ctx, o);
+		admission_reserve(ctx, o, bps);
+		if (o->play_t0_ns != 0) {
+			o->play_t0_ns = aiod_now_ns();
+			o->play_off0 = o->next_off;
+		}
+		AIOD_NOTICE("admission: %s, served best effort until now, admitted at %llu bit/s "
+			    "(%u streams, %llu bytes/s reserved)", o->name, (unsigned long long)bps,
+			    ctx->streams, (unsigned long long)ctx->reserved_Bps);
+	}
+}
+
 int aiod_admission_admit(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t bps)
 {
 	const struct aiod_config *cfg = ctx->cfg;
 	uint64_t need = bps / 8;
-	uint64_t limit = ctx->capacity_Bps / 100 * (100 - cfg->admission_headroom_pct);
 
 	if (o->reserved) {
 		return 0;
 	}
-	if (strcmp(cfg->admission_mode, "off") != 0 && ctx->capacity_Bps > 0 &&
-	    ctx->reserved_Bps + need > limit) {
+	if (!admission_fits(ctx, need)) {
+		uint64_t limit = ctx->capacity_Bps / 100 * (100 - cfg->admission_headroom_pct);
+
 		if (strcmp(cfg->admission_mode, "refuse") == 0) {
 			ctx->admission_refused++;
 			AIOD_WARN("admission: refused stream %s at %llu bit/s: %u streams already "
@@ -141,17 +233,18 @@ int aiod_admission_admit(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t bps
 		}
 		ctx->admission_demoted++;
 		o->rate_bps = 0;
+		/* A class's stream asks again when room is made (admission_promote()). */
+		if (o->file->sclass != NULL) {
+			demoted_link(ctx, o);
+		}
 		AIOD_NOTICE("admission: %s at %llu bit/s served best effort: %u streams already "
 			    "reserve %llu of %llu bytes/s", o->name, (unsigned long long)bps,
 			    ctx->streams, (unsigned long long)ctx->reserved_Bps,
 			    (unsigned long long)limit);
 		return 0;
 	}
-	o->rate_bps = bps;
-	o->reserved = true;
-	o->file->reserved_bps += bps;
-	ctx->reserved_Bps += need;
-	admission_count(ctx, +1);
+	demoted_unlink(ctx, o);
+	admission_reserve(ctx, o, bps);
 	AIOD_INFO("admission: stream %s at %llu bit/s admitted (%u streams, %llu bytes/s reserved)",
 		  o->name, (unsigned long long)bps, ctx->streams,
 		  (unsigned long long)ctx->reserved_Bps);
@@ -160,6 +253,7 @@ int aiod_admission_admit(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t bps
 
 void aiod_admission_release(struct aiod_ctx *ctx, struct aiod_open *o)
 {
+	demoted_unlink(ctx, o);
 	if (!o->reserved) {
 		return;
 	}
@@ -167,6 +261,7 @@ void aiod_admission_release(struct aiod_ctx *ctx, struct aiod_open *o)
 	o->file->reserved_bps -= o->rate_bps;
 	ctx->reserved_Bps -= o->rate_bps / 8;
 	admission_count(ctx, -1);
+	admission_promote(ctx);
 }
 
 bool aiod_admission_nothing_owed(const struct aiod_ctx *ctx)

@@ -123,6 +123,13 @@ struct aiod_open {
 	/* Stream reservation (admission.c): bits/s this open is scheduled at, 0 = best effort. */
 	uint64_t rate_bps;
 	bool reserved;			/* rate_bps counts against the device capacity */
+	/*
+	 * A stream of a class that admission served best effort (demote
+	 * mode): in ctx->demoted, oldest first, until a reservation is
+	 * released and it fits, or it closes.
+	 */
+	bool demoted;
+	struct aiod_open *demoted_prev, *demoted_next;
 	uint32_t qos_slot;		/* its client's QoS flow (peer.h), RTIO_QOS_NO_FLOW if none */
 	bool auto_stream;		/* promoted by the pattern analyzer */
 	/* Pattern analyzer (stream.c). */
@@ -249,6 +256,7 @@ struct aiod_ctx {
 	uint32_t streams;		/* admitted stream opens */
 	uint32_t recorders;		/* opens record.c found to be recorders */
 	uint64_t admission_refused, admission_demoted;
+	struct aiod_open *demoted, *demoted_last;	/* demoted class streams, oldest first */
 	/* When aiod began to listen (listener.c), for INFO's uptime. */
 	uint64_t start_ns;		/* aiod_now_ns() */
 	uint64_t start_time;		/* seconds since the epoch */

@@ -71,7 +71,8 @@ const struct key_desc aiod_config_keys[] = {
 	  "Deadline given to best-effort reads; stream reads due earlier go first." },
 	{ "admission", "mode", K_STRING, OFF(admission_mode), "demote", 2, 7, true,
 	  "When a new stream would overcommit the device: refuse (the open fails with "
-	  "NT_STATUS_INSUFFICIENT_RESOURCES), demote (served best effort) or off (admit all)." },
+	  "NT_STATUS_INSUFFICIENT_RESOURCES), demote (served best effort until a stream closes and "
+	  "makes room) or off (admit all)." },
 	{ "admission", "capacity", K_SIZE, OFF(admission_capacity), "0", 0, 1ull << 40, true,
 	  "Stream data the device sustains, bytes/s; 0 = take it from the calibration profile." },
 	{ "admission", "profile", K_STRING, OFF(admission_profile), "/var/lib/aiod/device.profile", 1, 4095, true,

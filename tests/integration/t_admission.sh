@@ -64,3 +64,53 @@ t_admission() {
 	it_private_stop
 	return $rc
 }
+
+# Demote mode (aiod's default): a third stream while two fill the device is
+# served best effort; when one of the two closes, the third, still open, is
+# admitted in its place (aiod's admission_promote()) and still reads right.
+t_admission_demote() {
+	local port=$((IT_PORT + 4)) url rc=0 i n log
+	it_private admission-demote "$port" \
+		'[admission]\nmode = demote\ncapacity = 26000000\nheadroom_pct = 0\n[stream.hd]\nmatch = *.mxf\nbitrate = 100M' \
+		'' ''
+	url="smb://127.0.0.1:$port/s"
+	log=$IT_T/log/aiod-admission-demote.log
+	for i in 1 2 3; do
+		mkfifo "$PRIV_DIR/in$i"
+		"$IT_T/bin/itest_hold" "$url/s$i.mxf" 1048576 "$i" < "$PRIV_DIR/in$i" \
+			> "$PRIV_DIR/out$i" 2>&1 &
+		it_track $! itest_hold
+		eval "exec $((7 + i))>\"\$PRIV_DIR/in$i\""
+		for _ in $(seq 300); do
+			grep -q '^ready' "$PRIV_DIR/out$i" && break
+			sleep 0.1
+		done
+		grep -q '^ready' "$PRIV_DIR/out$i" || { echo "stream $i: $(cat "$PRIV_DIR/out$i")"; rc=1; }
+	done
+	grep -q "admission: s3.mxf at 100000000 bit/s served best effort" "$log" ||
+		{ echo "s3.mxf was not demoted"; rc=1; }
+	n=$("$BUILD/aiodctl" -s "$PRIV_SOCK" stats | sed -n 's/^streams=//p')
+	[ "$n" = 2 ] || { echo "$n streams admitted while three were open, not 2"; rc=1; }
+	# stream 1 leaves: s3, still open, takes its reservation
+	echo quit >&8
+	exec 8>&-
+	for _ in $(seq 100); do
+		grep -q "admission: s3.mxf, served best effort until now, admitted" "$log" && break
+		sleep 0.1
+	done
+	grep -q "admission: s3.mxf, served best effort until now, admitted" "$log" ||
+		{ echo "s3.mxf stayed best effort after a stream closed"; rc=1; }
+	n=$("$BUILD/aiodctl" -s "$PRIV_SOCK" stats | sed -n 's/^streams=//p')
+	[ "$n" = 2 ] || { echo "$n streams admitted after the promotion, not 2"; rc=1; }
+	echo read >&10
+	for _ in $(seq 300); do
+		grep -q '^ok read' "$PRIV_DIR/out3" && break
+		sleep 0.1
+	done
+	grep -q '^ok read' "$PRIV_DIR/out3" || { echo "stream 3 read: $(cat "$PRIV_DIR/out3")"; rc=1; }
+	echo quit >&9
+	echo quit >&10
+	exec 9>&- 10>&-
+	it_private_stop
+	return $rc
+}

@@ -360,6 +360,71 @@ static void test_admission_refuses_overcommit(void **state)
 	assert_int_equal(f->ctx.streams, 2);
 }
 
+/*
+ * A class's stream demoted while the device was fully booked gets its
+ * reservation when one is released, oldest first, as far as the room goes;
+ * one that is closing does not, and a demoted stream that closes leaves the
+ * queue. A file of no class (auto_stream's measured rate) is not queued.
+ */
+static void test_admission_promotes_demoted_stream(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_file noclass = { .ino = 3 };
+	struct aiod_open o[5];
+
+	f->ctx.cfg->admission_mode = "demote";
+	f->ctx.cfg->admission_headroom_pct = 10;
+	f->ctx.capacity_Bps = 40000000;	/* 90 % = 36 MB/s: two 12.5 MB/s streams, not three */
+	f->file.sclass = &f->ctx.cfg->classes[0];
+	memset(o, 0, sizeof(o));
+	for (int i = 0; i < 5; i++) {
+		o[i].name = "x.mxf";
+		o[i].file = &f->file;
+	}
+	o[4].file = &noclass;
+	assert_int_equal(aiod_admission_admit(&f->ctx, &o[0], 100000000), 0);
+	assert_int_equal(aiod_admission_admit(&f->ctx, &o[1], 100000000), 0);
+	assert_int_equal(aiod_admission_admit(&f->ctx, &o[2], 100000000), 0);
+	assert_int_equal(aiod_admission_admit(&f->ctx, &o[3], 100000000), 0);
+	assert_int_equal(aiod_admission_admit(&f->ctx, &o[4], 100000000), 0);
+	assert_false(o[2].reserved);
+	assert_int_equal(o[2].rate_bps, 0);
+	assert_true(o[2].demoted && o[3].demoted);
+	assert_false(o[4].demoted);
+	assert_ptr_equal(f->ctx.demoted, &o[2]);
+	assert_int_equal(f->ctx.admission_demoted, 3);
+
+	/* o[2] played 5 MiB as best effort, falling behind its timeline from 1 ns. */
+	o[2].play_t0_ns = 1;
+	o[2].play_off0 = 0;
+	o[2].next_off = 5 * BS;
+	aiod_admission_release(&f->ctx, &o[0]);
+	assert_true(o[2].reserved);
+	assert_int_equal(o[2].rate_bps, 100000000);
+	assert_false(o[2].demoted);
+	assert_int_equal(f->ctx.streams, 2);
+	assert_int_equal(f->ctx.reserved_Bps, 25000000);
+	assert_int_equal(f->file.reserved_bps, 200000000ull);
+	/* its timeline starts where it reads: no debt from its best-effort past */
+	assert_int_equal(o[2].play_off0, 5 * BS);
+	assert_true(o[2].play_t0_ns > 1);
+	/* the next one waits: no room for it */
+	assert_false(o[3].reserved);
+	assert_ptr_equal(f->ctx.demoted, &o[3]);
+
+	/* closing: not promoted, and gone from the queue once released */
+	o[3].closing = true;
+	aiod_admission_release(&f->ctx, &o[1]);
+	assert_false(o[3].reserved);
+	assert_int_equal(f->ctx.streams, 1);
+	aiod_admission_release(&f->ctx, &o[3]);
+	assert_false(o[3].demoted);
+	assert_null(f->ctx.demoted);
+	assert_null(f->ctx.demoted_last);
+	assert_int_equal(f->ctx.streams, 1);
+	assert_int_equal(f->ctx.reserved_Bps, 12500000);
+}
+
 static void test_admission_unknown_capacity_admits(void **state)
 {
 	struct fixture *f = *state;
@@ -389,6 +454,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_stream_deadlines_catch_up, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_deadlines_reserved_flow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_admission_refuses_overcommit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_admission_promotes_demoted_stream, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_admission_unknown_capacity_admits, setup, teardown),
 	};
 
