@@ -425,6 +425,44 @@ static void test_admission_promotes_demoted_stream(void **state)
 	assert_int_equal(f->ctx.reserved_Bps, 12500000);
 }
 
+/* A reload that raises the capacity admits the demoted streams it makes room for. */
+static void test_admission_reload_promotes(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_open o[4];
+
+	f->ctx.cfg->admission_mode = "demote";
+	f->ctx.cfg->admission_headroom_pct = 10;
+	f->ctx.cfg->admission_capacity = 40000000;	/* 36 MB/s: two streams */
+	aiod_admission_init(&f->ctx);
+	f->file.sclass = &f->ctx.cfg->classes[0];
+	memset(o, 0, sizeof(o));
+	for (int i = 0; i < 4; i++) {
+		o[i].name = "x.mxf";
+		o[i].file = &f->file;
+		assert_int_equal(aiod_admission_admit(&f->ctx, &o[i], 100000000), 0);
+	}
+	assert_int_equal(f->ctx.streams, 2);
+	assert_true(o[2].demoted && o[3].demoted);
+	/* 45 MB/s: room for one more, the one demoted first */
+	f->ctx.cfg->admission_capacity = 50000000;
+	aiod_admission_init(&f->ctx);
+	assert_int_equal(f->ctx.streams, 3);
+	assert_true(o[2].reserved);
+	assert_false(o[3].reserved);
+	assert_ptr_equal(f->ctx.demoted, &o[3]);
+	/* mode off: everything in */
+	f->ctx.cfg->admission_mode = "off";
+	aiod_admission_init(&f->ctx);
+	assert_int_equal(f->ctx.streams, 4);
+	assert_null(f->ctx.demoted);
+	for (int i = 0; i < 4; i++) {
+		aiod_admission_release(&f->ctx, &o[i]);
+	}
+	assert_int_equal(f->ctx.streams, 0);
+	assert_int_equal(f->ctx.reserved_Bps, 0);
+}
+
 static void test_admission_unknown_capacity_admits(void **state)
 {
 	struct fixture *f = *state;
@@ -455,6 +493,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_stream_deadlines_reserved_flow, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_admission_refuses_overcommit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_admission_promotes_demoted_stream, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_admission_reload_promotes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_admission_unknown_capacity_admits, setup, teardown),
 	};
 
