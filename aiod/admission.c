@@ -124,14 +124,17 @@ static void admission_count(struct aiod_ctx *ctx, int delta)
 	aiod_admission_publish(ctx);
 }
 
-/* Whether need bytes/s more fit under the capacity less the headroom. */
+/* What admitted streams may reserve: the capacity less the headroom, bytes/s. */
+static uint64_t admission_limit(const struct aiod_ctx *ctx)
+{
+	return ctx->capacity_Bps / 100 * (100 - ctx->cfg->admission_headroom_pct);
+}
+
+/* Whether need bytes/s more fit under that limit (always when off or unknown). */
 static bool admission_fits(const struct aiod_ctx *ctx, uint64_t need)
 {
-	const struct aiod_config *cfg = ctx->cfg;
-	uint64_t limit = ctx->capacity_Bps / 100 * (100 - cfg->admission_headroom_pct);
-
-	return strcmp(cfg->admission_mode, "off") == 0 || ctx->capacity_Bps == 0 ||
-	       ctx->reserved_Bps + need <= limit;
+	return strcmp(ctx->cfg->admission_mode, "off") == 0 || ctx->capacity_Bps == 0 ||
+	       ctx->reserved_Bps + need <= admission_limit(ctx);
 }
 
 static void admission_reserve(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t bps)
@@ -221,7 +224,7 @@ int aiod_admission_admit(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t bps
 		return 0;
 	}
 	if (!admission_fits(ctx, need)) {
-		uint64_t limit = ctx->capacity_Bps / 100 * (100 - cfg->admission_headroom_pct);
+		uint64_t limit = admission_limit(ctx);
 
 		if (strcmp(cfg->admission_mode, "refuse") == 0) {
 			ctx->admission_refused++;

@@ -102,8 +102,9 @@ else
 	head -c $((64 << 20)) /dev/urandom > "$W/data"
 	for job in "randread 4k" "read 1M"; do
 		read -r rw bs <<< "$job"
-		before=$("$AIODCTL" -s "$W/aiod/aiod.sock" stats | sed -n "s/^requests=//p")
-		disk0=$("$AIODCTL" -s "$W/aiod/aiod.sock" stats | sed -n "s/^disk_read_bytes=//p")
+		stats=$("$AIODCTL" -s "$W/aiod/aiod.sock" stats)
+		before=$(sed -n "s/^requests=//p" <<< "$stats")
+		disk0=$(sed -n "s/^disk_read_bytes=//p" <<< "$stats")
 		# --norandommap: fio's map makes runs of adjacent reads late in a
 		# pass, which are a sequential reader's (bench/mixed/README.md)
 		if timeout 60 fio --name=check --filename="$W/data" --thread --rw="$rw" --bs="$bs" \
@@ -115,7 +116,8 @@ else
 			got=$(/usr/bin/python3 -c 'import json, sys
 j = json.load(open(sys.argv[1]))["jobs"][0]
 print(j["read"]["io_bytes"], j["error"])' "$W/fio.json")
-			after=$("$AIODCTL" -s "$W/aiod/aiod.sock" stats | sed -n "s/^requests=//p")
+			stats=$("$AIODCTL" -s "$W/aiod/aiod.sock" stats)
+			after=$(sed -n "s/^requests=//p" <<< "$stats")
 			read -r bytes err <<< "$got"
 			if [ "${bytes:-0}" -gt 0 ] && [ "$err" = 0 ] && [ "${after:-0}" -gt "${before:-0}" ]; then
 				ok "fio $rw $bs through aiod ($((bytes >> 20)) MiB, aiod requests $before -> $after)"
@@ -126,7 +128,7 @@ print(j["read"]["io_bytes"], j["error"])' "$W/fio.json")
 			# asked for, not a whole 1 MiB block per 4 KiB miss (which was
 			# 256x); at most 1.2x, plus 2 blocks for a stray read-ahead
 			if [ "$rw" = randread ]; then
-				disk1=$("$AIODCTL" -s "$W/aiod/aiod.sock" stats | sed -n "s/^disk_read_bytes=//p")
+				disk1=$(sed -n "s/^disk_read_bytes=//p" <<< "$stats")
 				dev=$(( ${disk1:-0} - ${disk0:-0} ))
 				if [ "${bytes:-0}" -gt 0 ] && [ "$dev" -gt 0 ] &&
 				   [ $((dev * 10)) -le $((bytes * 12 + (2 << 20) * 10)) ]; then

@@ -9,6 +9,27 @@
 # Copyright (C) 2026 rtio developers
 # SPDX-License-Identifier: GPL-3.0-or-later
 
+# adm_wait I PATTERN: wait (30 s at most) until holder I prints a line matching PATTERN
+adm_wait() {
+	for _ in $(seq 300); do
+		grep -q "$2" "$PRIV_DIR/out$1" && return 0
+		sleep 0.1
+	done
+	echo "stream $1, waiting for $2: $(cat "$PRIV_DIR/out$1")"
+	return 1
+}
+
+# adm_hold URL I: a client (itest_hold: one SMB connection) creates and holds
+# URL/sI.mxf open; commands go to it on descriptor 7 + I; waits until it is ready
+adm_hold() {
+	mkfifo "$PRIV_DIR/in$2"
+	"$IT_T/bin/itest_hold" "$1/s$2.mxf" 1048576 "$2" < "$PRIV_DIR/in$2" \
+		> "$PRIV_DIR/out$2" 2>&1 &
+	it_track $! itest_hold
+	eval "exec $((7 + $2))>\"\$PRIV_DIR/in$2\""
+	adm_wait "$2" '^ready'
+}
+
 t_admission() {
 	local port=$((IT_PORT + 4)) url out rc=0 i
 	it_private admission "$port" \
@@ -17,16 +38,7 @@ t_admission() {
 	url="smb://127.0.0.1:$port/s"
 	# Two clients hold stream files open (itest_hold: one SMB connection each).
 	for i in 1 2; do
-		mkfifo "$PRIV_DIR/in$i"
-		"$IT_T/bin/itest_hold" "$url/s$i.mxf" 1048576 "$i" < "$PRIV_DIR/in$i" \
-			> "$PRIV_DIR/out$i" 2>&1 &
-		it_track $! itest_hold
-		eval "exec $((7 + i))>\"\$PRIV_DIR/in$i\""
-		for _ in $(seq 300); do
-			grep -q '^ready' "$PRIV_DIR/out$i" && break
-			sleep 0.1
-		done
-		grep -q '^ready' "$PRIV_DIR/out$i" || { echo "stream $i: $(cat "$PRIV_DIR/out$i")"; rc=1; }
+		adm_hold "$url" "$i" || rc=1
 	done
 	head -c 1048576 /dev/urandom > "$PRIV_DIR/share/s3.mxf"
 	head -c 1000 /dev/urandom > "$PRIV_DIR/share/notes.txt"
@@ -48,11 +60,7 @@ t_admission() {
 	"$BUILD/aiodctl" -s "$PRIV_SOCK" stats | grep -E '^(streams|reserved_Bps|capacity_Bps|admission_refused)='
 	# The admitted streams still read correctly; then one leaves and s3 gets in.
 	echo read >&8
-	for _ in $(seq 300); do
-		grep -q '^ok read' "$PRIV_DIR/out1" && break
-		sleep 0.1
-	done
-	grep -q '^ok read' "$PRIV_DIR/out1" || { echo "stream 1 read: $(cat "$PRIV_DIR/out1")"; rc=1; }
+	adm_wait 1 '^ok read' || rc=1
 	echo quit >&8
 	exec 8>&-
 	sleep 1
@@ -76,16 +84,7 @@ t_admission_demote() {
 	url="smb://127.0.0.1:$port/s"
 	log=$IT_T/log/aiod-admission-demote.log
 	for i in 1 2 3; do
-		mkfifo "$PRIV_DIR/in$i"
-		"$IT_T/bin/itest_hold" "$url/s$i.mxf" 1048576 "$i" < "$PRIV_DIR/in$i" \
-			> "$PRIV_DIR/out$i" 2>&1 &
-		it_track $! itest_hold
-		eval "exec $((7 + i))>\"\$PRIV_DIR/in$i\""
-		for _ in $(seq 300); do
-			grep -q '^ready' "$PRIV_DIR/out$i" && break
-			sleep 0.1
-		done
-		grep -q '^ready' "$PRIV_DIR/out$i" || { echo "stream $i: $(cat "$PRIV_DIR/out$i")"; rc=1; }
+		adm_hold "$url" "$i" || rc=1
 	done
 	grep -q "admission: s3.mxf at 100000000 bit/s served best effort" "$log" ||
 		{ echo "s3.mxf was not demoted"; rc=1; }
@@ -103,11 +102,7 @@ t_admission_demote() {
 	n=$("$BUILD/aiodctl" -s "$PRIV_SOCK" stats | sed -n 's/^streams=//p')
 	[ "$n" = 2 ] || { echo "$n streams admitted after the promotion, not 2"; rc=1; }
 	echo read >&10
-	for _ in $(seq 300); do
-		grep -q '^ok read' "$PRIV_DIR/out3" && break
-		sleep 0.1
-	done
-	grep -q '^ok read' "$PRIV_DIR/out3" || { echo "stream 3 read: $(cat "$PRIV_DIR/out3")"; rc=1; }
+	adm_wait 3 '^ok read' || rc=1
 	echo quit >&9
 	echo quit >&10
 	exec 9>&- 10>&-
