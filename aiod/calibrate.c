@@ -6,8 +6,11 @@
  *   - random and sequential reads of 64 KiB .. 16 MiB, one at a time: how
  *     large a request must be for a seek not to matter (io_size), and the
  *     capacity admission control counts on;
- *   - the mean time of one random 64 KiB read: the cost of a request
- *     (seek and latency);
+ *   - the time of one random 64 KiB read: the cost of a request (seek and
+ *     latency);
+ *
+ * A rate of one request at a time comes from the median request's time
+ * (aiod_calibrate_median() says why).
  *   - random reads of the io_size those give, with 1, 2, 4 and 8 in flight:
  *     whether parallel requests help (an SSD or a virtual disk: yes, a single
  *     spindle: no), which sets queue_depth.
@@ -97,14 +100,46 @@ static int prepare_file(const char *path, uint64_t file_size)
 	return 0;
 }
 
-/* Bytes/s reading size-byte requests one at a time for about seconds; *mean_s per request. */
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The time a request of the device takes: the median of the n measured
+ * (sorted in place), not their mean. A request that something else on the
+ * machine slowed (another process on the CPU, a VM's stolen time, the
+ * emulated disk's FUSE daemon preempted) is not what the device costs, and
+ * a few of them moved the mean of a 2 s point by up to 6 % between two
+ * measurements of the same disk in one calibration (bench/results/
+ * rt-20261129-0019.md: random 16 MiB 131.8 MiB/s, then 138.7 at 1 in
+ * flight), which moved the count admission admits by one stream. Two busy
+ * CPU loops next to the calibration moved the mean of 16 MiB reads 1 % and
+ * their median not at all. A device's own slow requests (long seeks) move
+ * the median too, as they are not few.
+ */
+double aiod_calibrate_median(double *t, size_t n)
+{
+	if (n == 0) {
+		return 0;
+	}
+	qsort(t, n, sizeof(t[0]), cmp_double);
+	return n % 2 == 1 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+}
+
+/*
+ * Bytes/s reading size-byte requests one at a time for about seconds, from
+ * the median request (aiod_calibrate_median()); *median_s that request's time.
+ */
 static double measure(int fd, void *buf, uint64_t file_size, uint32_t size, bool random,
-		      double seconds, uint64_t *seed, double *mean_s)
+		      double seconds, uint64_t *seed, double *median_s)
 {
 	uint64_t slots = file_size / size;
-	uint64_t bytes = 0, slot = xorshift(seed) % slots;
-	double t0 = now_s(), t;
-	unsigned n = 0;
+	uint64_t slot = xorshift(seed) % slots;
+	double t0 = now_s(), start = t0, end, *times = NULL;
+	size_t n = 0, cap = 0;
 
 	errno = 0;
 	do {
@@ -113,16 +148,28 @@ static double measure(int fd, void *buf, uint64_t file_size, uint32_t size, bool
 		} else if (++slot >= slots) {
 			slot = 0;
 		}
+		if (n == cap) {
+			double *more = realloc(times, (cap = cap != 0 ? 2 * cap : 256) * sizeof(*times));
+
+			if (more == NULL) {
+				free(times);
+				errno = ENOMEM;
+				return -1;
+			}
+			times = more;
+		}
 		if (pread(fd, buf, size, (off_t)(slot * size)) != (ssize_t)size) {
+			free(times);
 			errno = errno != 0 ? errno : EIO;
 			return -1;
 		}
-		bytes += size;
-		n++;
-		t = now_s() - t0;
-	} while (t < seconds || n < 3);
-	*mean_s = t / n;
-	return (double)bytes / t;
+		end = now_s();
+		times[n++] = end - start;
+		start = end;
+	} while (end - t0 < seconds || n < 3);
+	*median_s = aiod_calibrate_median(times, n);
+	free(times);
+	return *median_s > 0 ? size / *median_s : -1;
 }
 
 /* One of the requests kept in flight by measure_parallel(). */
@@ -203,7 +250,7 @@ static double measure_parallel(int fd, uint64_t file_size, uint32_t size, uint32
 static int measure_all(const struct aiod_config *cfg, int fd, struct aiod_profile *p)
 {
 	uint64_t seed = 0x5eed;
-	double mean_s = 0;
+	double median_s = 0;
 	void *buf;
 
 	if (posix_memalign(&buf, 4096, sizes[NSIZES - 1]) != 0) {
@@ -215,7 +262,7 @@ static int measure_all(const struct aiod_config *cfg, int fd, struct aiod_profil
 
 		for (int k = 0; k < 2; k++) {
 			r[k] = measure(fd, buf, p->file_size, sizes[i], k == 0, p->seconds_per_point,
-				       &seed, &mean_s);
+				       &seed, &median_s);
 			if (r[k] < 0) {
 				int err = errno;
 
@@ -223,7 +270,7 @@ static int measure_all(const struct aiod_config *cfg, int fd, struct aiod_profil
 				return -err;
 			}
 			if (i == 0 && k == 0) {
-				p->request_us = (uint32_t)(mean_s * 1e6);
+				p->request_us = (uint32_t)(median_s * 1e6);
 			}
 		}
 		p->points[p->npoints++] = (struct aiod_profile_point){ sizes[i], (uint64_t)r[0],

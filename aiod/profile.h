@@ -42,7 +42,7 @@ struct aiod_profile {
 	uint64_t file_size;
 	double seconds_per_point;
 	double seconds_total;
-	/* Mean time of one random read of the smallest size: a seek plus latency. 0 = unknown. */
+	/* Median time of one random read of the smallest size: a seek plus latency. 0 = unknown. */
 	uint32_t request_us;
 	unsigned npoints;
 	struct aiod_profile_point points[AIOD_PROFILE_MAX_POINTS];	/* ascending size */

@@ -1,7 +1,8 @@
 /*
  * Unit tests: the device profile (aiod/profile.c), the settings derived
  * from it (aiod/tuning.c) and the capacity admission control takes from it
- * (aiod/admission.c).
+ * (aiod/admission.c), and the statistic aiod --calibrate rates a device by
+ * (aiod/calibrate.c).
  *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -18,6 +19,7 @@
 #include <cmocka.h>
 
 #include "aiod.h"
+#include "calibrate.h"
 #include "config.h"
 #include "profile.h"
 #include "streams.h"
@@ -400,6 +402,30 @@ static void test_profile_written_reads_back(void **state)
 	talloc_free(mem);
 }
 
+/*
+ * --calibrate rates a device by its median request: twenty 16 MiB reads of
+ * 115 ms of which four were delayed by something else on the machine (a
+ * VM's stolen time) cost 115 ms each, where their mean (127 ms) would take
+ * 10 % off the capacity admission counts on.
+ */
+static void test_calibrate_median_ignores_delayed_requests(void **state)
+{
+	double t[20], mean = 0, odd[] = { 3, 1, 2 }, even[] = { 4, 1, 3, 2 };
+
+	(void)state;
+	for (size_t i = 0; i < 20; i++) {
+		t[i] = i % 5 == 4 ? 0.175 : 0.115 + (double)(i % 3) * 0.0001;
+		mean += t[i] / 20;
+	}
+	assert_true(mean > 0.126);
+	assert_true(aiod_calibrate_median(t, 20) >= 0.115 && aiod_calibrate_median(t, 20) <= 0.1152);
+	/* odd and even counts, and sorted in place */
+	assert_true(aiod_calibrate_median(odd, 3) == 2);
+	assert_true(odd[0] == 1 && odd[2] == 3);
+	assert_true(aiod_calibrate_median(even, 4) == 2.5);
+	assert_true(aiod_calibrate_median(even, 0) == 0);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -414,6 +440,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_tuning_old_profile_derives_what_it_can),
 		cmocka_unit_test(test_admission_capacity_from_old_profile),
 		cmocka_unit_test(test_profile_written_reads_back),
+		cmocka_unit_test(test_calibrate_median_ignores_delayed_requests),
 	};
 
 	if (argc > 1) {
