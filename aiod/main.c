@@ -328,13 +328,19 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case 6:
-			calibrate_seconds = atof(optarg);
-			if (calibrate_seconds < 0.1 || calibrate_seconds > 600) {
+		case 6: {
+			char *end = NULL;
+
+			errno = 0;
+			calibrate_seconds = strtod(optarg, &end);
+			/* "2x" or "" is a typo, not 2 or 0 s */
+			if (errno != 0 || end == optarg || *end != '\0' || !(calibrate_seconds >= 0.1) ||
+			    calibrate_seconds > 600) {
 				fprintf(stderr, "aiod: --calibrate-seconds: 0.1..600, not '%s'\n", optarg);
 				return 2;
 			}
 			break;
+		}
 		case 7:
 			dump_config = true;
 			break;

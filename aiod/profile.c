@@ -246,9 +246,9 @@ int aiod_profile_write(const struct aiod_profile *p, FILE *f, const char *when)
 {
 	fprintf(f, "# aiod device profile, written by aiod --calibrate %s at %s.\n"
 		   "# [random], [sequential]: bytes/s per request size, one request at a time,\n"
-		   "# O_DIRECT. request_us: mean time of one random read of the smallest size\n"
-		   "# (seek + latency). [parallel]: bytes/s of random reads of size bytes with\n"
-		   "# that many requests in flight.\n"
+		   "# O_DIRECT, from the median request. request_us: the median time of one\n"
+		   "# random read of the smallest size (seek + latency). [parallel]: bytes/s of\n"
+		   "# random reads of size bytes with that many requests in flight.\n"
 		   "[profile]\nversion = %d\n\n"
 		   "[device]\ndir = %s\nfile_size = %llu\nseconds_per_point = %.1f\n"
 		   "seconds_total = %.1f\nrequest_us = %u\n",

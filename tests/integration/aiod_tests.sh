@@ -263,3 +263,46 @@ t_aiod_socket_queues() {
 	rm -f "$IT_T/data/sockq.bin"
 	return $rc
 }
+
+# aiod --calibrate on the run's data directory (a real filesystem, O_DIRECT):
+# every point of the profile measured, aiod derives its settings from it, and
+# bad arguments or a directory it cannot measure are refused, naming why.
+t_aiod_calibrate() {
+	local dir=$IT_T/data/calibrate prof=$IT_T/calibrate/device.profile ini=$IT_T/calibrate.ini
+	local out rc key
+	mkdir -p "$dir"
+	out=$("$BUILD/aiod" --calibrate "$dir" --profile "$prof" --calibrate-size 64M \
+		--calibrate-seconds 0.1 2>&1) || { echo "$out"; return 1; }
+	rm -f "$dir/.aiod-calibrate.dat"
+	echo "$out" | grep -qx "calibrate: profile written to $prof"
+	# seven sizes one at a time, random and sequential, four in-flight counts: all measured
+	for key in random sequential; do
+		[ "$(awk -v s="[$key]" '$0 == s {on = 1; next} /^\[/ {on = 0}
+			on && $2 == "=" && $3 > 0 {n++} END {print n + 0}' "$prof")" = 7 ] ||
+			{ echo "[$key] does not hold 7 measured sizes:"; cat "$prof"; return 1; }
+	done
+	[ "$(awk '/^\[parallel\]/ {on = 1; next} /^\[/ {on = 0}
+		on && $1 ~ /^[1248]$/ && $3 > 0 {n++} END {print n + 0}' "$prof")" = 4 ]
+	grep -Eq '^request_us = [1-9][0-9]*$' "$prof"
+	# what aiod makes of it: io_size, queue_depth, the best-effort deadline
+	printf '[admission]\nprofile = %s\n' "$prof" > "$ini"
+	out=$("$BUILD/aiod" -c "$ini" --dump-config 2>&1)
+	for key in io_size queue_depth best_effort_deadline_ms; do
+		echo "$out" | grep -q "^$key = .*; derived from profile $prof$" ||
+			{ echo "$key not derived from the profile:"; echo "$out" | grep "^$key"; return 1; }
+	done
+	# refused, with the reason
+	rc=0
+	out=$("$BUILD/aiod" --calibrate "$IT_T/no/such/dir" --profile "$prof.x" --calibrate-size 64M \
+		--calibrate-seconds 0.1 2>&1) || rc=$?
+	[ "$rc" != 0 ] && echo "$out" | grep -q "$IT_T/no/such/dir/.aiod-calibrate.dat: No such file"
+	[ ! -e "$prof.x" ]
+	for bad in "--calibrate-seconds 2x" "--calibrate-seconds 0" "--calibrate-size 1M"; do
+		rc=0
+		# shellcheck disable=SC2086
+		out=$("$BUILD/aiod" --calibrate "$dir" --profile "$prof.x" $bad 2>&1) || rc=$?
+		[ "$rc" = 2 ] && echo "$out" | grep -q -- "${bad%% *}" ||
+			{ echo "$bad: exit $rc: $out"; return 1; }
+	done
+	[ ! -e "$prof.x" ]
+}
