@@ -8,12 +8,12 @@
  *     capacity admission control counts on;
  *   - the time of one random 64 KiB read: the cost of a request (seek and
  *     latency);
- *
- * A rate of one request at a time comes from the median request's time
- * (aiod_calibrate_median() says why).
  *   - random reads of the io_size those give, with 1, 2, 4 and 8 in flight:
  *     whether parallel requests help (an SSD or a virtual disk: yes, a single
  *     spindle: no), which sets queue_depth.
+ *
+ * A rate of one request at a time comes from the median request's time
+ * (aiod_calibrate_median() says why).
  *
  * Every measurement runs for the same time, so the whole takes a known time
  * (printed before and after).
@@ -117,8 +117,8 @@ static int cmp_double(const void *a, const void *b)
  * rt-20261129-0019.md: random 16 MiB 131.8 MiB/s, then 138.7 at 1 in
  * flight), which moved the count admission admits by one stream. Two busy
  * CPU loops next to the calibration moved the mean of 16 MiB reads 1 % and
- * their median not at all. A device's own slow requests (long seeks) move
- * the median too, as they are not few.
+ * their median not at all. A disk's own slow requests (long seeks) are not
+ * a few outliers but part of its spread, so they still move the median.
  */
 double aiod_calibrate_median(double *t, size_t n)
 {
