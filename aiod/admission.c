@@ -267,6 +267,16 @@ void aiod_admission_release(struct aiod_ctx *ctx, struct aiod_open *o)
 	admission_promote(ctx);
 }
 
+uint64_t aiod_admission_waiting(const struct aiod_ctx *ctx)
+{
+	uint64_t n = 0;
+
+	for (const struct aiod_open *o = ctx->demoted; o != NULL; o = o->demoted_next) {
+		n++;
+	}
+	return n;
+}
+
 bool aiod_admission_nothing_owed(const struct aiod_ctx *ctx)
 {
 	return ctx->streams == 0 && ctx->recorders == 0 &&

@@ -18,6 +18,7 @@
 #include "peer.h"
 #include "rtio_sock.h"
 #include "files.h"
+#include "streams.h"
 #include "monitor.h"
 #include "requests.h"
 #include "session.h"
@@ -56,6 +57,7 @@ static void fill_stats(struct aiod_ctx *ctx, struct rtio_stats_rep *r)
 	r->capacity_Bps = ctx->capacity_Bps;
 	r->admission_refused = ctx->admission_refused;
 	r->admission_demoted = ctx->admission_demoted;
+	r->admission_waiting = aiod_admission_waiting(ctx);
 	r->writebacks = ctx->st.writebacks;
 	r->writeback_bytes = ctx->st.writeback_bytes;
 	r->writeback_late = ctx->st.writeback_late;

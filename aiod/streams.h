@@ -27,6 +27,8 @@ void aiod_admission_publish(struct aiod_ctx *ctx);
  * client's own and best-effort read-ahead is spread by distance.
  */
 bool aiod_admission_nothing_owed(const struct aiod_ctx *ctx);
+/* Class streams served best effort now, waiting for room (admitted when it is made). */
+uint64_t aiod_admission_waiting(const struct aiod_ctx *ctx);
 
 /* stream.c */
 void aiod_stream_classify(struct aiod_ctx *ctx, struct aiod_open *o);

@@ -60,6 +60,8 @@ const struct aiodctl_stat_field aiodctl_stat_fields[] = {
 	  "Stream opens refused by admission control."),
 	F(admission_demoted, COUNTER, "rtio_admission_demoted_total",
 	  "Stream opens served best effort by admission control."),
+	F(admission_waiting, GAUGE, "rtio_admission_waiting_streams",
+	  "Class streams served best effort now, admitted when a stream closes and leaves room."),
 	F(recorders, GAUGE, "rtio_recorders", "Opens written back as streams (recorders)."),
 	F(writebacks, COUNTER, "rtio_writebacks_total", "Write-back requests aiod queued."),
 	F(writeback_bytes, COUNTER, "rtio_writeback_bytes_total", "Bytes aiod wrote back."),

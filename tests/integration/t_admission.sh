@@ -90,6 +90,8 @@ t_admission_demote() {
 		{ echo "s3.mxf was not demoted"; rc=1; }
 	n=$("$BUILD/aiodctl" -s "$PRIV_SOCK" stats | sed -n 's/^streams=//p')
 	[ "$n" = 2 ] || { echo "$n streams admitted while three were open, not 2"; rc=1; }
+	n=$("$BUILD/aiodctl" -s "$PRIV_SOCK" stats | sed -n 's/^admission_waiting=//p')
+	[ "$n" = 1 ] || { echo "aiodctl stats: admission_waiting=$n while s3 waits, not 1"; rc=1; }
 	# stream 1 leaves: s3, still open, takes its reservation
 	echo quit >&8
 	exec 8>&-
@@ -101,6 +103,8 @@ t_admission_demote() {
 		{ echo "s3.mxf stayed best effort after a stream closed"; rc=1; }
 	n=$("$BUILD/aiodctl" -s "$PRIV_SOCK" stats | sed -n 's/^streams=//p')
 	[ "$n" = 2 ] || { echo "$n streams admitted after the promotion, not 2"; rc=1; }
+	n=$("$BUILD/aiodctl" -s "$PRIV_SOCK" stats | sed -n 's/^admission_waiting=//p')
+	[ "$n" = 0 ] || { echo "aiodctl stats: admission_waiting=$n after the promotion, not 0"; rc=1; }
 	echo read >&10
 	adm_wait 3 '^ok read' || rc=1
 	echo quit >&9

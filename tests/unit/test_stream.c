@@ -393,6 +393,7 @@ static void test_admission_promotes_demoted_stream(void **state)
 	assert_false(o[4].demoted);
 	assert_ptr_equal(f->ctx.demoted, &o[2]);
 	assert_int_equal(f->ctx.admission_demoted, 3);
+	assert_int_equal(aiod_admission_waiting(&f->ctx), 2);	/* o[4] is of no class */
 
 	/* o[2] played 5 MiB as best effort, falling behind its timeline from 1 ns. */
 	o[2].play_t0_ns = 1;
@@ -411,6 +412,7 @@ static void test_admission_promotes_demoted_stream(void **state)
 	/* the next one waits: no room for it */
 	assert_false(o[3].reserved);
 	assert_ptr_equal(f->ctx.demoted, &o[3]);
+	assert_int_equal(aiod_admission_waiting(&f->ctx), 1);
 
 	/* closing: not promoted, and gone from the queue once released */
 	o[3].closing = true;
@@ -421,6 +423,7 @@ static void test_admission_promotes_demoted_stream(void **state)
 	assert_false(o[3].demoted);
 	assert_null(f->ctx.demoted);
 	assert_null(f->ctx.demoted_last);
+	assert_int_equal(aiod_admission_waiting(&f->ctx), 0);
 	assert_int_equal(f->ctx.streams, 1);
 	assert_int_equal(f->ctx.reserved_Bps, 12500000);
 }
@@ -451,6 +454,7 @@ static void test_admission_reload_promotes(void **state)
 	assert_true(o[2].reserved);
 	assert_false(o[3].reserved);
 	assert_ptr_equal(f->ctx.demoted, &o[3]);
+	assert_int_equal(aiod_admission_waiting(&f->ctx), 1);
 	/* mode off: everything in */
 	f->ctx.cfg->admission_mode = "off";
 	aiod_admission_init(&f->ctx);
