@@ -187,6 +187,7 @@ int aiodctl_cmd_doctor(struct aiodctl *ctl, int argc, char **argv)
 	aiodctl_doctor_mqueue(&d);
 	aiodctl_doctor_memlock(&d);
 	aiodctl_doctor_profile(&d);
+	aiodctl_doctor_admission(&d);
 	printf("doctor: %u failed, %u warnings\n", d.fails, d.warns);
 	if (fflush(stdout) != 0) {
 		return AIODCTL_EXIT_FAIL;

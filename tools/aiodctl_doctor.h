@@ -4,7 +4,7 @@
  * this smbd, with aiodctl_doctor_mark.c; aiodctl_doctor_ini.c: aiod.ini;
  * aiodctl_doctor_shares.c: smb.conf through testparm;
  * aiodctl_doctor_host.c: kernel settings, aiod's limits, the device
- * profile). aiodctl_doctor.c runs them and keeps the score.
+ * profile, streams waiting for room). aiodctl_doctor.c runs them and keeps the score.
  *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -57,5 +57,6 @@ void aiodctl_doctor_hugepages(struct aiodctl_doctor *d);
 void aiodctl_doctor_mqueue(struct aiodctl_doctor *d);
 void aiodctl_doctor_memlock(struct aiodctl_doctor *d);
 void aiodctl_doctor_profile(struct aiodctl_doctor *d);
+void aiodctl_doctor_admission(struct aiodctl_doctor *d);
 
 #endif

@@ -1,8 +1,8 @@
 /*
  * aiodctl doctor, the host: kernel settings aiod benefits from (huge pages
  * for the shared cache, deeper and more message queues), whether the
- * running aiod may lock its cache, and whether [admission] has a device
- * profile. aiod's pid comes from INFO, its limits and capabilities from
+ * running aiod may lock its cache, whether [admission] has a device
+ * profile, and whether streams wait for room on the device. aiod's pid comes from INFO, its limits and capabilities from
  * /proc, so doctor judges the daemon as it runs, not the shell it runs in.
  *
  * Copyright (C) 2026 rtio developers
@@ -202,4 +202,33 @@ void aiodctl_doctor_profile(struct aiodctl_doctor *d)
 		return;
 	}
 	aiodctl_doctor_report(d, DOCTOR_OK, "profile", NULL, "device profile %s", path);
+}
+
+/*
+ * Streams admission demoted and that still wait for room: clips that play
+ * as best effort (they stutter next to streams that use their reservation)
+ * until an admitted stream closes. aiod logs each one; this says it is
+ * happening now.
+ */
+void aiodctl_doctor_admission(struct aiodctl_doctor *d)
+{
+	const struct rtio_stats_rep *st = &d->stats;
+
+	if (!d->have_aiod) {
+		return;	/* the aiod check said why */
+	}
+	if (st->admission_waiting > 0) {
+		aiodctl_doctor_report(d, DOCTOR_WARN, "admission",
+				      "fewer streams at once or a faster device; [admission] mode = "
+				      "refuse turns the extra ones away at open instead",
+				      "%" PRIu64 " class stream(s) served best effort, waiting for room: "
+				      "%" PRIu64 " admitted reserve %.1f of %.1f MB/s (%" PRIu64
+				      " demoted since aiod started)",
+				      st->admission_waiting, st->streams, st->reserved_Bps / 1e6,
+				      st->capacity_Bps / 1e6, st->admission_demoted);
+		return;
+	}
+	aiodctl_doctor_report(d, DOCTOR_OK, "admission", NULL,
+			      "%" PRIu64 " streams admitted, reserving %.1f of %.1f MB/s; none waiting",
+			      st->streams, st->reserved_Bps / 1e6, st->capacity_Bps / 1e6);
 }

@@ -92,6 +92,11 @@ t_admission_demote() {
 	[ "$n" = 2 ] || { echo "$n streams admitted while three were open, not 2"; rc=1; }
 	n=$("$BUILD/aiodctl" -s "$PRIV_SOCK" stats | sed -n 's/^admission_waiting=//p')
 	[ "$n" = 1 ] || { echo "aiodctl stats: admission_waiting=$n while s3 waits, not 1"; rc=1; }
+	# doctor says so (its other checks are not this instance's business here)
+	"$BUILD/aiodctl" -s "$PRIV_SOCK" doctor -c /dev/null > "$IT_T/log/doctor-demote.txt" 2>&1 || true
+	grep -q '^WARN admission: 1 class stream(s) served best effort, waiting for room: 2 admitted' \
+		"$IT_T/log/doctor-demote.txt" ||
+		{ echo "doctor did not warn of the waiting stream:"; cat "$IT_T/log/doctor-demote.txt"; rc=1; }
 	# stream 1 leaves: s3, still open, takes its reservation
 	echo quit >&8
 	exec 8>&-
