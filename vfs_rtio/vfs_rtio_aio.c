@@ -1,5 +1,7 @@
 /*
- * vfs_rtio: tevent async data operations through aiod, and their local fallback.
+ * vfs_rtio: tevent async data operations through aiod, and their local
+ * fallback (vfs_rtio_aio_local.c: smbd's own descriptor; the request's
+ * struct is in vfs_rtio_aio_private.h, shared by the two).
  *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -45,6 +47,7 @@
 
 #include "vfs_rtio.h"
 #include "vfs_rtio_aio_plan.h"
+#include "vfs_rtio_aio_private.h"
 #include "vfs_rtio_config.h"
 #include "vfs_rtio_fsp.h"
 #include "vfs_rtio_io.h"
@@ -62,35 +65,11 @@
  */
 #define VFS_RTIO_MAX_WAIT_TIMEOUTS  4
 
-struct vfs_rtio_aio {
-	struct vfs_rtio_session_req sreq;	/* listed in the session while aiod owns it */
-	struct tevent_req *req;
-	struct tevent_context *ev;
-	struct vfs_handle_struct *handle;
-	struct files_struct *fsp;
-	struct vfs_rtio_fsp *ext;		/* NULL: not an rtio file */
-	enum vfs_rtio_op op;
-	uint8_t *buf;
-	size_t n;
-	off_t offset;
-	size_t done;				/* bytes transferred, by aiod then locally */
-	struct rtio_client_io *io;		/* the library's request, while pending */
-	struct tevent_timer *timer;
-	struct vfs_rtio_qos_gate gate;		/* QoS holds it until its flow's rate lets it go */
-	struct timespec start_time;
-	struct timespec end_time;
-	bool write_local;			/* written by smbd; aiod is told afterwards */
-	bool read_local;			/* routed to smbd's own read: aiod counts it */
-	bool notifying;				/* WROTE in flight */
-	int local_error;			/* errno of the local write, reported at the end */
-};
-
 static void vfs_rtio_aio_done(ssize_t result, void *private_data);
 static void vfs_rtio_aio_timeout(struct tevent_context *ev, struct tevent_timer *te,
 				 struct timeval now, void *private_data);
-static void vfs_rtio_aio_local_done(struct tevent_req *subreq);
 
-static void vfs_rtio_aio_finish(struct vfs_rtio_aio *a, int error)
+void vfs_rtio_aio_finish(struct vfs_rtio_aio *a, int error)
 {
 	clock_gettime_mono(&a->end_time);
 	if (error != 0) {
@@ -115,69 +94,6 @@ static void vfs_rtio_aio_cancel(struct vfs_rtio_aio *a)
 		a->io = NULL;
 	}
 	vfs_rtio_aio_unlist(a);
-}
-
-/* Do (the rest of) the request on smbd's descriptor, through the next module. */
-static void vfs_rtio_aio_local(struct vfs_rtio_aio *a)
-{
-	struct tevent_req *subreq;
-	off_t offset = a->offset == VFS_PWRITE_APPEND_OFFSET ? a->offset
-							      : a->offset + (off_t)a->done;
-
-	subreq = vfs_rtio_next_send(a, a->ev, a->handle, a->fsp, a->op, a->buf + a->done,
-				    a->n - a->done, offset);
-	if (tevent_req_nomem(subreq, a->req)) {
-		return;
-	}
-	tevent_req_set_callback(subreq, vfs_rtio_aio_local_done, a->req);
-}
-
-/* The page cache holds the read: copied here (vfs_rtio_fsp_read_nowait()); true when done. */
-static bool vfs_rtio_aio_read_cached(struct vfs_rtio_aio *a)
-{
-	ssize_t got = vfs_rtio_fsp_read_nowait(a->fsp, a->buf, a->n, a->offset);
-
-	if (got < 0) {
-		return false;	/* EAGAIN (a page is not there now), or an error: the pool's */
-	}
-	a->done = (size_t)got;
-	vfs_rtio_session_count_local_read(a->ext->session, a->done);
-	if (got > 0 && a->done < a->n) {
-		return false;	/* short: the pool reads the rest (or finds the end) */
-	}
-	vfs_rtio_aio_finish(a, 0);	/* all of it, or 0 at the end of the file */
-	return true;
-}
-
-/*
- * aiod did not (fully) do it: err is -errno, or 0 for a short count. Finish
- * locally, or, with rtio:fallback = no, report what aiod said.
- */
-static void vfs_rtio_aio_failover(struct vfs_rtio_aio *a, int err)
-{
-	if (a->notifying) {
-		/*
-		 * aiod did not confirm a write smbd already made: it must not
-		 * serve the old bytes, now or after it re-attaches. The write
-		 * itself stands; the client sees its result.
-		 */
-		a->notifying = false;
-		vfs_rtio_fsp_invalidate(a->handle, a->fsp, a->ext, a->offset, a->n);
-		vfs_rtio_aio_finish(a, a->local_error);
-		return;
-	}
-	if (!vfs_rtio_fallback(a->handle)) {
-		if (err == 0) {
-			vfs_rtio_aio_finish(a, 0);	/* aiod's short count stands */
-			return;
-		}
-		vfs_rtio_aio_finish(a, vfs_rtio_no_fallback_errno(err));
-		return;
-	}
-	DBG_DEBUG("%s %s %zu@%jd locally after aiod: %s\n", vfs_rtio_op_name(a->op),
-		  fsp_str_dbg(a->fsp), a->n - a->done, (intmax_t)(a->offset + (off_t)a->done),
-		  err != 0 ? strerror(-err) : "short");
-	vfs_rtio_aio_local(a);
 }
 
 /* The session gave up its client while aiod owned the request. */
@@ -323,7 +239,7 @@ static void vfs_rtio_aio_start(struct vfs_rtio_aio *a)
  * The local write of a write_local request is done (it may have failed
  * after changing some bytes): tell aiod, then complete.
  */
-static void vfs_rtio_aio_notify(struct vfs_rtio_aio *a)
+void vfs_rtio_aio_notify(struct vfs_rtio_aio *a)
 {
 	struct rtio_client *client = vfs_rtio_fsp_client(a->handle, a->fsp, VFS_RTIO_ACCESS_NONE,
 							  0, 0, &a->ext);
@@ -429,41 +345,6 @@ static void vfs_rtio_aio_timeout(struct tevent_context *ev, struct tevent_timer 
 	 * request, this one included, completes with -ETIMEDOUT and fails over.
 	 */
 	vfs_rtio_session_abort(s);
-}
-
-static void vfs_rtio_aio_local_done(struct tevent_req *subreq)
-{
-	struct tevent_req *req = tevent_req_callback_data(subreq, struct tevent_req);
-	struct vfs_rtio_aio *a = tevent_req_data(req, struct vfs_rtio_aio);
-	struct vfs_aio_state aio_state = { 0 };
-	ssize_t ret = vfs_rtio_next_recv(subreq, a->op, &aio_state);
-
-	TALLOC_FREE(subreq);
-	if (a->write_local) {
-		a->write_local = false;
-		if (ret == -1) {
-			a->local_error = aio_state.error;
-		} else {
-			a->done += (size_t)ret;
-		}
-		vfs_rtio_aio_notify(a);
-		return;
-	}
-	if (a->op == VFS_RTIO_OP_PWRITE && a->ext != NULL) {
-		/* even a failed write may have changed some bytes */
-		vfs_rtio_fsp_invalidate(a->handle, a->fsp, a->ext, a->offset, a->n);
-	}
-	if (ret == -1) {
-		vfs_rtio_aio_finish(a, aio_state.error);
-		return;
-	}
-	if (a->op != VFS_RTIO_OP_FSYNC) {
-		a->done += (size_t)ret;
-	}
-	if (a->read_local) {
-		vfs_rtio_session_count_local_read(a->ext->session, (size_t)ret);
-	}
-	vfs_rtio_aio_finish(a, 0);
 }
 
 /* The caller gave up on the request (or received it): aiod must not touch its buffer. */
