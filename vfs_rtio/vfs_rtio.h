@@ -10,7 +10,8 @@
  * handed down.
  *
  *   vfs_rtio.c            the VFS function table, tree connect, open/close
- *   vfs_rtio_aio.c        tevent pread/pwrite/fsync through aiod, fallback  (data)
+ *   vfs_rtio_aio.c        tevent pread/pwrite/fsync through aiod            (data)
+ *   vfs_rtio_aio_local.c  their local path: smbd's descriptor, failover     (data)
  *   vfs_rtio_sync.c       sync pread/pwrite through aiod, fallback          (data)
  *   vfs_rtio_sendfile.c   sendfile from aiod's cache; recvfile              (data)
  *   vfs_rtio_coherence.c  truncate, fallocate, unlink, rename, server-side
