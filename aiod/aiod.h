@@ -257,6 +257,8 @@ struct aiod_ctx {
 	uint32_t recorders;		/* opens record.c found to be recorders */
 	uint64_t admission_refused, admission_demoted;
 	struct aiod_open *demoted, *demoted_last;	/* demoted class streams, oldest first */
+	uint64_t be_clock_ns;		/* best effort's virtual clock (admission.c) */
+	uint64_t be_hold_ns;		/* until then best effort has no share: streams start */
 	/* When aiod began to listen (listener.c), for INFO's uptime. */
 	uint64_t start_ns;		/* aiod_now_ns() */
 	uint64_t start_time;		/* seconds since the epoch */

@@ -68,7 +68,7 @@ const struct key_desc aiod_config_keys[] = {
 	{ "readahead", "auto_stream", K_BOOL, OFF(auto_stream), "no", 0, 1, true,
 	  "Schedule a steady sequential reader without a stream class as a stream at its measured rate." },
 	{ "readahead", "best_effort_deadline_ms", K_INT, OFF(be_deadline_ms), "500", 1, 60000, true,
-	  "Deadline given to best-effort reads; stream reads due earlier go first." },
+	  "Deadline given to best-effort reads; stream reads due earlier go first. Next to admitted streams (no QoS reservation) best-effort reads are due sooner, at the share of the device the streams leave, but never later than this." },
 	{ "admission", "mode", K_STRING, OFF(admission_mode), "demote", 2, 7, true,
 	  "When a new stream would overcommit the device: refuse (the open fails with "
 	  "NT_STATUS_INSUFFICIENT_RESOURCES), demote (served best effort until a stream closes and "

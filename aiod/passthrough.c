@@ -155,13 +155,14 @@ bool aiod_passthrough_start(struct aiod_req *r)
 	uint64_t start = r->off & ~(align - 1);
 	uint64_t stop = (r->end + align - 1) & ~(align - 1);
 	uint32_t n = (uint32_t)((stop - start + bs - 1) / bs);	/* never more than r spans */
-	uint64_t deadline = aiod_stream_demand_deadline(ctx, o);
+	uint64_t deadline;
 	int fd = o->direct_fd >= 0 ? o->direct_fd : o->fd;
 
 	if (aiod_req_over_quota(r) || n > c->free.count + c->lru.count) {
 		aiod_req_block(r);
 		return true;
 	}
+	deadline = aiod_stream_demand_deadline(ctx, o, stop - start);
 	r->base = start;
 	for (uint32_t i = 0; i < n; i++) {
 		struct aiod_block *b = aiod_cache_get(c);	/* cannot fail: counted above */

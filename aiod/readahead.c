@@ -180,7 +180,9 @@ void aiod_readahead(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t last, ui
 		if (nrun > 0 && (blk == stop || cached || nrun == per_io || !room)) {
 			uint64_t start = run[0]->blkno;
 
-			if (aiod_load_submit(ctx, o, run, nrun, aiod_stream_deadline(ctx, o, start * bs)) != 0) {
+			if (aiod_load_submit(ctx, o, run, nrun,
+					     aiod_stream_deadline(ctx, o, start * bs,
+								  (uint64_t)nrun * bs)) != 0) {
 				return;
 			}
 			ctx->st.readahead_blocks += nrun;

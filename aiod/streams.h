@@ -29,6 +29,15 @@ void aiod_admission_publish(struct aiod_ctx *ctx);
 bool aiod_admission_nothing_owed(const struct aiod_ctx *ctx);
 /* Class streams served best effort now, waiting for room (admitted when it is made). */
 uint64_t aiod_admission_waiting(const struct aiod_ctx *ctx);
+/*
+ * While rates are owed: when a best-effort read of len bytes asked for at
+ * now is due, on a virtual clock that gives best effort the capacity nobody
+ * reserved; claims that device time (len 0 claims none). Never later than
+ * best_effort_deadline_ms after now.
+ */
+uint64_t aiod_admission_best_effort_due(struct aiod_ctx *ctx, uint64_t len, uint64_t now);
+/* A stream starts (stream.c): best effort has no share of the device until until (ns). */
+void aiod_admission_startup(struct aiod_ctx *ctx, uint64_t until);
 
 /* stream.c */
 void aiod_stream_classify(struct aiod_ctx *ctx, struct aiod_open *o);
@@ -58,14 +67,22 @@ bool aiod_stream_played(const struct aiod_ctx *ctx, const struct aiod_open *o, u
 uint64_t aiod_stream_round_ns(const struct aiod_ctx *ctx);
 
 /*
- * When the block starting at file offset off must be in the cache for o's
+ * When the len bytes at file offset off must be in the cache for o's
  * reader; for a stream, moved earlier by one round of refills; for a QoS
  * flow behind its reservation, at the reserved rate; for best effort, after
  * a read its client waits for by up to a best-effort deadline, the farther
- * ahead the later.
+ * ahead the later, and next to rates owed at best effort's share of the
+ * device (aiod_admission_best_effort_due(): call it for a request that is
+ * queued, it claims the device time of len).
  */
-uint64_t aiod_stream_deadline(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off);
-/* When a read o's client waits for now must be in the cache (before any read-ahead of o's). */
-uint64_t aiod_stream_demand_deadline(struct aiod_ctx *ctx, const struct aiod_open *o);
+uint64_t aiod_stream_deadline(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off,
+			      uint64_t len);
+/*
+ * When a read of len bytes o's client waits for now must be in the cache
+ * (before any read-ahead of o's); claims best effort's share like
+ * aiod_stream_deadline().
+ */
+uint64_t aiod_stream_demand_deadline(struct aiod_ctx *ctx, const struct aiod_open *o,
+				    uint64_t len);
 
 #endif

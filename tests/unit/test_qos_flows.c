@@ -166,7 +166,7 @@ static void test_qos_behind_reservation_goes_first(void **state)
 	struct aiod_ctx *ctx = qos_ctx(kv);
 	struct rtio_qos_bind_rep a, b;
 	struct aiod_open bay = { .qos_slot = 0 }, other = { .qos_slot = 0 };
-	uint64_t be = (uint64_t)ctx->cfg->be_deadline_ms * 1000000ull, now, d_bay, d_other;
+	uint64_t be = (uint64_t)ctx->cfg->be_deadline_ms * 1000000ull, now, d_bay, d_other, clock;
 	struct timeval until;
 
 	(void)state;
@@ -183,12 +183,16 @@ static void test_qos_behind_reservation_goes_first(void **state)
 	assert_true(aiod_qos_slot_behind(ctx, a.slot));
 	assert_false(aiod_qos_slot_behind(ctx, b.slot));	/* best effort has no reservation */
 	now = aiod_now_ns();
-	d_bay = aiod_stream_deadline(ctx, &bay, 0);
-	d_other = aiod_stream_deadline(ctx, &other, 0);
+	clock = ctx->be_clock_ns;
+	d_bay = aiod_stream_deadline(ctx, &bay, 0, 1u << 20);
 	assert_true(d_bay >= now && d_bay <= now + 50000000ull);
+	assert_int_equal(ctx->be_clock_ns, clock);	/* reserved: not best effort's time */
+	/* best effort next to a QoS reservation: a whole deadline later, no share (admission.c) */
+	d_other = aiod_stream_deadline(ctx, &other, 0, 1u << 20);
 	assert_true(d_other >= now + be && d_other <= now + be + 50000000ull);
+	assert_int_equal(ctx->be_clock_ns, clock);
 	/* 30 MiB ahead at 30 MiB/s: a second from now */
-	d_bay = aiod_stream_deadline(ctx, &bay, 30ull << 20);
+	d_bay = aiod_stream_deadline(ctx, &bay, 30ull << 20, 0);
 	assert_true(d_bay >= now + 1000000000ull && d_bay <= now + 1050000000ull);
 	/* the bay's clients read 100 MiB within a tick: well past its 30 MiB/s */
 	__atomic_fetch_add(&slot_of(ctx, a.slot)->bytes_read, 100ull << 20, __ATOMIC_RELAXED);
@@ -199,7 +203,7 @@ static void test_qos_behind_reservation_goes_first(void **state)
 	}
 	assert_false(aiod_qos_slot_behind(ctx, a.slot));
 	now = aiod_now_ns();
-	assert_true(aiod_stream_deadline(ctx, &bay, 0) >= now + be);
+	assert_true(aiod_stream_deadline(ctx, &bay, 0, 1u << 20) >= now + be);
 	talloc_free(ctx);
 }
 

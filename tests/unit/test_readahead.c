@@ -595,7 +595,7 @@ static void test_ra_demand_before_readahead(void **state)
 	assert_true(fake_engine_op(f->ctx->engine, 0, &op));
 	assert_int_equal(op.off, BS);
 	now = aiod_now_ns();
-	demand = aiod_stream_demand_deadline(f->ctx, f->o[1]);
+	demand = aiod_stream_demand_deadline(f->ctx, f->o[1], 0);
 	assert_true(demand >= now - aiod_stream_round_ns(f->ctx) - 1000000ull);
 	/* stream 1's first read, asked after stream 0's read-ahead was queued, is due first */
 	assert_true(demand < op.deadline_ns);
@@ -603,12 +603,12 @@ static void test_ra_demand_before_readahead(void **state)
 	/* A jump forward is wanted now too, not when playback would have got there. */
 	client_read(f, 1, 0);
 	f->o[1]->next_off = BS;
-	assert_true(aiod_stream_demand_deadline(f->ctx, f->o[1]) <= demand + 50000000ull);
+	assert_true(aiod_stream_demand_deadline(f->ctx, f->o[1], 0) <= demand + 50000000ull);
 	/* The read-ahead after a read of block b is due one block on. */
 	client_read(f, 2, 10);
 	client_read(f, 2, 11);
 	now = aiod_now_ns();
-	assert_true(aiod_stream_deadline(f->ctx, f->o[2], 12ull * BS) + aiod_stream_round_ns(f->ctx) >=
+	assert_true(aiod_stream_deadline(f->ctx, f->o[2], 12ull * BS, 0) + aiod_stream_round_ns(f->ctx) >=
 		    now + period - 1000000ull);
 }
 
@@ -626,7 +626,7 @@ static void test_ra_round_guard(void **state)
 	/* A refill due in 8 s (64 blocks at 8 blocks/s) is due a round earlier. */
 	o->next_off = 0;
 	now = aiod_now_ns();
-	d = aiod_stream_deadline(f->ctx, o, 64ull * BS);
+	d = aiod_stream_deadline(f->ctx, o, 64ull * BS, 0);
 	assert_true(d >= now + 8000000000ull - round - 1000000ull);
 	assert_true(d <= now + 8000000000ull - round + 50000000ull);
 	/* Without a known capacity there is no guard. */

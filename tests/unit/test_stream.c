@@ -220,17 +220,17 @@ static void test_stream_deadlines_follow_playback(void **state)
 	f->open.rate_bps = 80000000;	/* 10 MB/s: 1 MB is due every 100 ms */
 	f->open.next_off = 0;
 	now = aiod_now_ns();
-	d1 = aiod_stream_deadline(&f->ctx, &f->open, 1000000);
-	d10 = aiod_stream_deadline(&f->ctx, &f->open, 10000000);
+	d1 = aiod_stream_deadline(&f->ctx, &f->open, 1000000, 0);
+	d10 = aiod_stream_deadline(&f->ctx, &f->open, 10000000, 0);
 	assert_true(d1 >= now + 99000000ull && d1 <= now + 150000000ull);
 	assert_true(d10 >= now + 999000000ull && d10 <= now + 1050000000ull);
 	/* Data behind the reader is due now. */
 	f->open.next_off = 20000000;
-	assert_true(aiod_stream_deadline(&f->ctx, &f->open, 0) <= aiod_now_ns());
+	assert_true(aiod_stream_deadline(&f->ctx, &f->open, 0, 0) <= aiod_now_ns());
 	/* Best effort: due best_effort_deadline_ms from now. */
 	f->open.rate_bps = 0;
 	now = aiod_now_ns();
-	d1 = aiod_stream_deadline(&f->ctx, &f->open, 0);
+	d1 = aiod_stream_deadline(&f->ctx, &f->open, 0, 0);
 	assert_true(d1 >= now + 499000000ull && d1 <= now + 550000000ull);
 }
 
@@ -251,19 +251,19 @@ static void test_stream_deadlines_catch_up(void **state)
 	assert_int_not_equal(f->open.play_t0_ns, 0);
 	/* On time: the reader's position and the timeline agree. */
 	now = aiod_now_ns();
-	d = aiod_stream_deadline(&f->ctx, &f->open, 10000000);
+	d = aiod_stream_deadline(&f->ctx, &f->open, 10000000, 0);
 	assert_true(d >= now + 990 * ms && d <= now + 1050 * ms);
 	/* 300 ms behind (the first read was 300 ms earlier): due 300 ms sooner than the reader says. */
 	f->open.play_t0_ns -= 300 * ms;
 	(void)aiod_stream_observe(&f->ctx, &f->open, BS, BS);
 	now = aiod_now_ns();
-	d = aiod_stream_deadline(&f->ctx, &f->open, 10000000);
+	d = aiod_stream_deadline(&f->ctx, &f->open, 10000000, 0);
 	assert_true(d <= now + 710 * ms);
 	assert_true(d + 50 * ms >= now + 700 * ms);
 	/* Ahead of its timeline (filling its buffer): the reader's position counts. */
 	f->open.play_t0_ns += 800 * ms;
 	now = aiod_now_ns();
-	d = aiod_stream_deadline(&f->ctx, &f->open, 10000000);
+	d = aiod_stream_deadline(&f->ctx, &f->open, 10000000, 0);
 	assert_true(d >= now + 890 * ms && d <= now + 950 * ms);
 	/* Paused for 2 s, more than the prebuffer: the timeline starts again at the next read. */
 	f->open.play_t0_ns -= 2500 * ms;
@@ -271,7 +271,7 @@ static void test_stream_deadlines_catch_up(void **state)
 	now = aiod_now_ns();
 	assert_true(f->open.play_t0_ns + 50 * ms >= now);
 	assert_int_equal(f->open.play_off0, 2ull * BS);
-	d = aiod_stream_deadline(&f->ctx, &f->open, 2ull * BS + 10000000);
+	d = aiod_stream_deadline(&f->ctx, &f->open, 2ull * BS + 10000000, 0);
 	assert_true(d >= now + 990 * ms && d <= now + 1050 * ms);
 }
 
@@ -293,12 +293,12 @@ static void test_stream_deadlines_reserved_flow(void **state)
 	stub_reserve_Bps = 32ull << 20;	/* 32 MiB/s: 16 MiB is due in half a second */
 	(void)aiod_stream_observe(&f->ctx, &f->open, 0, BS);
 	now = aiod_now_ns();
-	d = aiod_stream_demand_deadline(&f->ctx, &f->open);
+	d = aiod_stream_demand_deadline(&f->ctx, &f->open, 0);
 	assert_true(d >= now && d <= now + 50 * ms);
-	d = aiod_stream_deadline(&f->ctx, &f->open, 16ull << 20);
+	d = aiod_stream_deadline(&f->ctx, &f->open, 16ull << 20, 0);
 	assert_true(d >= now + 499 * ms && d <= now + 550 * ms);
 	/* Data behind the reader: now. */
-	assert_true(aiod_stream_deadline(&f->ctx, &f->open, 0) <= aiod_now_ns());
+	assert_true(aiod_stream_deadline(&f->ctx, &f->open, 0, 0) <= aiod_now_ns());
 	/*
 	 * Its flow got the reservation: best effort (best_effort_deadline_ms
 	 * 500), read-ahead 16 blocks past the read a quarter of the 64-block
@@ -306,22 +306,102 @@ static void test_stream_deadlines_reserved_flow(void **state)
 	 */
 	stub_behind_slot = RTIO_QOS_NO_FLOW;
 	now = aiod_now_ns();
-	d = aiod_stream_deadline(&f->ctx, &f->open, 16ull << 20);
+	d = aiod_stream_deadline(&f->ctx, &f->open, 16ull << 20, 0);
 	assert_true(d >= now + 624 * ms && d <= now + 675 * ms);
 	/* While a stream is admitted best effort gives way: its read-ahead is due as its read. */
 	f->ctx.streams = 1;
-	d = aiod_stream_deadline(&f->ctx, &f->open, 16ull << 20);
+	d = aiod_stream_deadline(&f->ctx, &f->open, 16ull << 20, 0);
 	assert_true(d >= now + 499 * ms && d <= now + 550 * ms);
 	f->ctx.streams = 0;
-	d = aiod_stream_demand_deadline(&f->ctx, &f->open);
+	d = aiod_stream_demand_deadline(&f->ctx, &f->open, 0);
 	assert_true(d >= now + 499 * ms && d <= now + 550 * ms);
 	/* A flow without a reservation is never due sooner (behind, but reserving 0). */
 	stub_behind_slot = 3;
 	stub_reserve_Bps = 0;
 	now = aiod_now_ns();
-	d = aiod_stream_demand_deadline(&f->ctx, &f->open);
+	d = aiod_stream_demand_deadline(&f->ctx, &f->open, 0);
 	assert_true(d >= now + 499 * ms);
 	stub_behind_slot = RTIO_QOS_NO_FLOW;
+}
+
+/*
+ * Best effort's share next to admitted streams (aiod_admission_best_effort_due):
+ * requests are due one after another at the unreserved fraction of the
+ * device, never later than best_effort_deadline_ms, and with nothing owed
+ * as before (a best-effort deadline after the read).
+ */
+static void test_best_effort_share_next_to_streams(void **state)
+{
+	struct fixture *f = *state;
+	const uint64_t ms = 1000000ull;
+	struct aiod_file file = { .ino = 3 };
+	struct aiod_open s[6];
+	uint64_t now, d, prev;
+
+	f->ctx.cfg->be_deadline_ms = 2400;
+	f->ctx.cfg->admission_capacity = 100000000;	/* 100 MB/s, no profile: bytes / capacity */
+	f->ctx.cfg->admission_headroom_pct = 10;
+	aiod_admission_init(&f->ctx);
+	/* Nothing owed: a demand read is due a whole best-effort deadline later. */
+	now = aiod_now_ns();
+	d = aiod_stream_demand_deadline(&f->ctx, &f->open, 1000000);
+	assert_true(d >= now + 2400 * ms && d <= now + 2450 * ms);
+	file.sclass = &f->ctx.cfg->classes[0];
+	memset(s, 0, sizeof(s));
+	for (int i = 0; i < 6; i++) {
+		s[i].name = "z.mxf";
+		s[i].file = &file;
+		assert_int_equal(aiod_admission_admit(&f->ctx, &s[i], 100000000), 0);
+	}
+	assert_int_equal(f->ctx.reserved_Bps, 75000000);	/* a quarter is nobody's */
+	/*
+	 * 1 MB is 10 ms of the device: due then, and it takes 40 ms of best
+	 * effort's quarter of the clock; the next starts behind it.
+	 */
+	now = aiod_now_ns();
+	d = aiod_stream_demand_deadline(&f->ctx, &f->open, 1000000);
+	assert_true(d >= now + 10 * ms && d <= now + 30 * ms);
+	assert_true(f->ctx.be_clock_ns >= now + 40 * ms && f->ctx.be_clock_ns <= now + 60 * ms);
+	prev = d;
+	d = aiod_stream_demand_deadline(&f->ctx, &f->open, 1000000);
+	assert_true(d >= prev + 40 * ms && d <= prev + 41 * ms);
+	/* Read-ahead of 4 MB: 40 ms after its start, the clock's next 160 ms on. */
+	prev = d;
+	d = aiod_stream_deadline(&f->ctx, &f->open, 4000000, 4000000);
+	assert_true(d >= prev + 70 * ms && d <= prev + 71 * ms);
+	assert_true(f->ctx.be_clock_ns >= d + 120 * ms && f->ctx.be_clock_ns <= d + 121 * ms);
+	/* A reader that asks for more than the share: never later than the deadline. */
+	for (int i = 0; i < 100; i++) {
+		d = aiod_stream_demand_deadline(&f->ctx, &f->open, 4000000);
+		assert_true(d <= aiod_now_ns() + 2400 * ms);
+	}
+	assert_true(d >= aiod_now_ns() + 2350 * ms);
+	/* The clock went no further: the next reader is not behind that backlog. */
+	assert_true(f->ctx.be_clock_ns <= aiod_now_ns() + 2400 * ms);
+	/* A reservation that takes the whole capacity leaves best effort its deadline. */
+	f->ctx.be_clock_ns = 0;
+	f->ctx.reserved_Bps = 100000000;
+	now = aiod_now_ns();
+	d = aiod_stream_demand_deadline(&f->ctx, &f->open, 1000000);
+	assert_true(d >= now + 2400 * ms && d <= now + 2450 * ms);
+	f->ctx.reserved_Bps = 75000000;
+	/* A stream starts: best effort gives way for its prebuffer, a second and a round. */
+	f->ctx.be_clock_ns = 0;
+	(void)aiod_stream_observe(&f->ctx, &s[0], 0, BS);
+	now = aiod_now_ns();
+	assert_true(f->ctx.be_hold_ns >= now + 1999 * ms + aiod_stream_round_ns(&f->ctx));
+	d = aiod_stream_demand_deadline(&f->ctx, &f->open, 1000000);
+	assert_true(d >= now + 2400 * ms);
+	assert_int_equal(f->ctx.be_clock_ns, 0);
+	/* Once it has started, the share again. */
+	f->ctx.be_hold_ns = 0;
+	now = aiod_now_ns();
+	d = aiod_stream_demand_deadline(&f->ctx, &f->open, 1000000);
+	assert_true(d >= now + 10 * ms && d <= now + 30 * ms);
+	for (int i = 0; i < 6; i++) {
+		aiod_admission_release(&f->ctx, &s[i]);
+	}
+	assert_int_equal(f->ctx.reserved_Bps, 0);
 }
 
 static void test_admission_refuses_overcommit(void **state)
@@ -495,6 +575,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_stream_deadlines_follow_playback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_deadlines_catch_up, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stream_deadlines_reserved_flow, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_best_effort_share_next_to_streams, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_admission_refuses_overcommit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_admission_promotes_demoted_stream, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_admission_reload_promotes, setup, teardown),
