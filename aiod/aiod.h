@@ -259,6 +259,7 @@ struct aiod_ctx {
 	struct aiod_open *demoted, *demoted_last;	/* demoted class streams, oldest first */
 	uint64_t be_clock_ns;		/* best effort's virtual clock (admission.c) */
 	uint64_t be_hold_ns;		/* until then best effort has no share: streams start */
+	uint64_t be_burst_ns, be_burst_due;	/* the last claim on the clock: when, due when */
 	/* When aiod began to listen (listener.c), for INFO's uptime. */
 	uint64_t start_ns;		/* aiod_now_ns() */
 	uint64_t start_time;		/* seconds since the epoch */

@@ -336,11 +336,11 @@ static void test_best_effort_share_next_to_streams(void **state)
 	const uint64_t ms = 1000000ull;
 	struct aiod_file file = { .ino = 3 };
 	struct aiod_open s[6];
-	uint64_t now, d, prev;
+	uint64_t now, d, prev, clock;
 
 	f->ctx.cfg->be_deadline_ms = 2400;
 	f->ctx.cfg->admission_capacity = 100000000;	/* 100 MB/s, no profile: bytes / capacity */
-	f->ctx.cfg->admission_headroom_pct = 10;
+	f->ctx.cfg->admission_headroom_pct = 0;
 	aiod_admission_init(&f->ctx);
 	/* Nothing owed: a demand read is due a whole best-effort deadline later. */
 	now = aiod_now_ns();
@@ -362,14 +362,18 @@ static void test_best_effort_share_next_to_streams(void **state)
 	d = aiod_stream_demand_deadline(&f->ctx, &f->open, 1000000);
 	assert_true(d >= now + 10 * ms && d <= now + 30 * ms);
 	assert_true(f->ctx.be_clock_ns >= now + 40 * ms && f->ctx.be_clock_ns <= now + 60 * ms);
+	/* The read-ahead it starts (4 MB, 40 ms) is due right after it: one burst, no seek between. */
 	prev = d;
-	d = aiod_stream_demand_deadline(&f->ctx, &f->open, 1000000);
-	assert_true(d >= prev + 40 * ms && d <= prev + 41 * ms);
-	/* Read-ahead of 4 MB: 40 ms after its start, the clock's next 160 ms on. */
-	prev = d;
+	clock = f->ctx.be_clock_ns;
 	d = aiod_stream_deadline(&f->ctx, &f->open, 4000000, 4000000);
-	assert_true(d >= prev + 70 * ms && d <= prev + 71 * ms);
-	assert_true(f->ctx.be_clock_ns >= d + 120 * ms && f->ctx.be_clock_ns <= d + 121 * ms);
+	assert_true(d >= prev + 40 * ms && d <= prev + 41 * ms);
+	/* ... yet it took its 160 ms of the clock. */
+	assert_true(f->ctx.be_clock_ns >= clock + 160 * ms && f->ctx.be_clock_ns <= clock + 161 * ms);
+	/* The next read (a later turn) starts where the clock is: 1 MB due 10 ms after it. */
+	f->ctx.be_burst_ns = 0;
+	clock = f->ctx.be_clock_ns;
+	d = aiod_stream_demand_deadline(&f->ctx, &f->open, 1000000);
+	assert_true(d >= clock + 10 * ms && d <= clock + 11 * ms);
 	/* A reader that asks for more than the share: never later than the deadline. */
 	for (int i = 0; i < 100; i++) {
 		d = aiod_stream_demand_deadline(&f->ctx, &f->open, 4000000);
@@ -378,8 +382,22 @@ static void test_best_effort_share_next_to_streams(void **state)
 	assert_true(d >= aiod_now_ns() + 2350 * ms);
 	/* The clock went no further: the next reader is not behind that backlog. */
 	assert_true(f->ctx.be_clock_ns <= aiod_now_ns() + 2400 * ms);
+	/* The headroom is not best effort's: 20 % of it leaves 5 MB/s, 1 MB takes 200 ms of clock. */
+	f->ctx.cfg->admission_headroom_pct = 20;
+	f->ctx.be_clock_ns = 0;
+	f->ctx.be_burst_ns = 0;
+	now = aiod_now_ns();
+	(void)aiod_stream_demand_deadline(&f->ctx, &f->open, 1000000);
+	assert_true(f->ctx.be_clock_ns >= now + 200 * ms && f->ctx.be_clock_ns <= now + 220 * ms);
+	/* Reservations up to the limit: nothing left, best effort its deadline. */
+	f->ctx.cfg->admission_headroom_pct = 25;
+	now = aiod_now_ns();
+	d = aiod_stream_demand_deadline(&f->ctx, &f->open, 1000000);
+	assert_true(d >= now + 2400 * ms && d <= now + 2450 * ms);
+	f->ctx.cfg->admission_headroom_pct = 0;
 	/* A reservation that takes the whole capacity leaves best effort its deadline. */
 	f->ctx.be_clock_ns = 0;
+	f->ctx.be_burst_ns = 0;
 	f->ctx.reserved_Bps = 100000000;
 	now = aiod_now_ns();
 	d = aiod_stream_demand_deadline(&f->ctx, &f->open, 1000000);
@@ -395,6 +413,7 @@ static void test_best_effort_share_next_to_streams(void **state)
 	assert_int_equal(f->ctx.be_clock_ns, 0);
 	/* Once it has started, the share again. */
 	f->ctx.be_hold_ns = 0;
+	f->ctx.be_burst_ns = 0;
 	now = aiod_now_ns();
 	d = aiod_stream_demand_deadline(&f->ctx, &f->open, 1000000);
 	assert_true(d >= now + 10 * ms && d <= now + 30 * ms);
