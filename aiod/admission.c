@@ -205,10 +205,10 @@ static void admission_promote(struct aiod_ctx *ctx)
 		}
 		demoted_unlink(ctx, o);
 		admission_reserve(ctx, o, bps);
+		/* It plays on from its best-effort lead: no start-up for best effort to give way to. */
 		if (o->play_t0_ns != 0) {
 			o->play_t0_ns = aiod_now_ns();
 			o->play_off0 = o->next_off;
-			/* It plays on from a best-effort lead: no start-up to give way to. */
 		}
 		AIOD_NOTICE("admission: %s, served best effort until now, admitted at %llu bit/s "
 			    "(%u streams, %llu bytes/s reserved)", o->name, (unsigned long long)bps,
@@ -298,21 +298,19 @@ bool aiod_admission_nothing_owed(const struct aiod_ctx *ctx)
  *
  * What admission could still promise a stream is best effort's: the clock
  * advances by each best-effort request's device time (the profile's
- * request_us and the transfer at the media rate) divided by that fraction of
- * the capacity (less the headroom, what pays for streams' requests smaller
- * than io_size: with all of the rest, ten 100 Mbit/s streams started
- * together had a chunk late), and a request is due its device time after
- * the clock reaches it. Best effort, all of it together, is then due at no more than the
- * unreserved rate, and EDF still keeps the streams' deadlines, which add
- * up to the rest of the device (and start a round of refills early,
- * stream.c, which covers the one request best effort may be ahead). best_effort_deadline_ms stays the latest a best-effort read is
- * due, so nothing is due later than before, and the clock never runs
- * further ahead than that: a reader that asked for more than the share
- * does not leave the next reader (a demoted stream) behind its backlog.
+ * request_us and the transfer at the media rate) divided by that fraction
+ * of the capacity (less the headroom, which pays for streams' requests
+ * smaller than io_size: with all of the rest, ten 100 Mbit/s streams
+ * started together had a chunk late), and a request is due its device time
+ * after the clock reaches it. Best effort, all of it together, is then due
+ * at no more than that rate, and EDF still keeps the streams' deadlines,
+ * which add up to the rest of the device (and start a round of refills
+ * early, stream.c, which covers the burst best effort may be ahead).
+ * best_effort_deadline_ms stays the latest a best-effort read is due, so
+ * nothing is due later than before, and the clock never runs further ahead
+ * than that: a reader that asked for more than the share does not leave
+ * the next reader (a demoted stream) behind its backlog.
  */
-/* Claims this close together are one burst: one read and its read-ahead, in one turn. */
-#define AIOD_BE_BURST_NS 1000000ull
-
 static uint64_t admission_device_ns(const struct aiod_ctx *ctx, uint64_t len)
 {
 	const struct aiod_profile *p = ctx->profile;
@@ -332,6 +330,9 @@ void aiod_admission_startup(struct aiod_ctx *ctx, uint64_t until)
 		ctx->be_hold_ns = until;
 	}
 }
+
+/* Claims this close together are one burst: one read and its read-ahead, in one turn. */
+#define AIOD_BE_BURST_NS 1000000ull
 
 uint64_t aiod_admission_best_effort_due(struct aiod_ctx *ctx, uint64_t len, uint64_t now)
 {
