@@ -4,7 +4,8 @@
  * this smbd, with aiodctl_doctor_mark.c; aiodctl_doctor_ini.c: aiod.ini;
  * aiodctl_doctor_shares.c: smb.conf through testparm;
  * aiodctl_doctor_host.c: kernel settings, aiod's limits, the device
- * profile, streams waiting for room). aiodctl_doctor.c runs them and keeps the score.
+ * profile, streams waiting for room). aiodctl_doctor.c runs them and
+ * keeps the score.
  *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later

@@ -2,8 +2,9 @@
  * aiodctl doctor, the host: kernel settings aiod benefits from (huge pages
  * for the shared cache, deeper and more message queues), whether the
  * running aiod may lock its cache, whether [admission] has a device
- * profile, and whether streams wait for room on the device. aiod's pid comes from INFO, its limits and capabilities from
- * /proc, so doctor judges the daemon as it runs, not the shell it runs in.
+ * profile, and whether streams wait for room on the device. aiod's pid
+ * comes from INFO, its limits and capabilities from /proc, so doctor
+ * judges the daemon as it runs, not the shell it runs in.
  *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
