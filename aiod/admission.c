@@ -3,7 +3,9 @@
  * second. aiod only makes promises the device can keep: the sum of admitted
  * streams stays below the device's capacity (measured by aiod --calibrate, or
  * configured) minus a headroom left to best-effort I/O. A stream that does not
- * fit is refused (its open fails) or demoted to best effort, per aiod.ini.
+ * fit is refused (its open fails) or demoted to best effort, per aiod.ini;
+ * so is one that opens while streams started before it still fill their
+ * windows, if what is left over cannot fill them in time (startup_s).
  *
  * Capacity is the random-read throughput at the read-ahead request size: with
  * many streams interleaved, every read-ahead request costs a seek.
@@ -137,8 +139,149 @@ static bool admission_fits(const struct aiod_ctx *ctx, uint64_t need)
 	       ctx->reserved_Bps + need <= admission_limit(ctx);
 }
 
+/*
+ * Streams that start together. Admission counts the device's steady rate,
+ * and a stream's start is more than that: its client fills its buffer and
+ * aiod its window (prebuffer_ms + 1 s) as fast as the device goes, in the
+ * small requests of the start-up ramp (readahead.c), and the streams catch
+ * up on the rest from what their rates leave over of the capacity. Ten
+ * 100 Mbit/s streams started together on the emulated disk (125 of its 146
+ * MB/s reserved; 1 s client buffer) played clean, eleven (137.5) had 11
+ * late chunks in their first 7 s (bench/results/rt-20261129-0352.md), and
+ * a mix of 400, 200, 100 and 50 Mbit/s that reserved 137.5 had 30, the last
+ * 7 s in; eleven started 500 ms apart play clean.
+ *
+ * So admission keeps a start-up debt: each admitted stream adds its window,
+ * and the debt drains at the capacity the reservations leave over. A stream
+ * that opens while there is debt is admitted only if what would be left
+ * over then pays the debt and its own window within [admission] startup_s:
+ * the eleventh of eleven together finds 250 MB owed and 8.3 MB/s left (33
+ * s), the tenth 225 and 20.8 (12 s); eleven opened 500 ms apart find
+ * little owed, the earlier ones' windows filled from a device that was not
+ * yet busy. One that is not is served as the mode says, and demoted it is
+ * admitted once the streams started before it have filled their windows
+ * (admission_started(), asked every tick by admission_arm_promote()): a
+ * stagger that admission makes. With no debt a stream is never held back
+ * by this: it has nobody to wait for. A nominal end of each start-up (its
+ * window's length, 2 s) was not enough: the stream demoted from the mix,
+ * admitted 2 s in, made three admitted streams late by up to 163 ms 3-5 s
+ * in (rt-20261129-1000.md).
+ */
+
+/* How often a demoted stream asks again while the start-up debt drains. */
+#define AIOD_PROMOTE_TICK_MS 500
+
+/* A class stream's window at bps: its prebuffer and a second (stream.c), bytes. */
+static uint64_t admission_window_bytes(const struct aiod_open *o, uint64_t bps)
+{
+	return bps / 8 * (o->file->sclass->prebuffer_ms + 1000ull) / 1000;
+}
+
+/* The start-up debt at now: drained at the capacity the reservations leave over. */
+static uint64_t admission_debt(struct aiod_ctx *ctx, uint64_t now)
+{
+	if (ctx->startup_debt > 0 && now > ctx->startup_at_ns &&
+	    ctx->reserved_Bps < ctx->capacity_Bps) {
+		unsigned __int128 paid = (unsigned __int128)(ctx->capacity_Bps - ctx->reserved_Bps) *
+					 (now - ctx->startup_at_ns) / 1000000000ull;
+
+		ctx->startup_debt = paid >= ctx->startup_debt ? 0 :
+				    ctx->startup_debt - (uint64_t)paid;
+	}
+	ctx->startup_at_ns = now;
+	return ctx->startup_debt;
+}
+
+/* Whether the start-up check applies to o: on, a class stream, a capacity to count against. */
+static bool admission_checks_startup(const struct aiod_ctx *ctx, const struct aiod_open *o)
+{
+	return ctx->cfg->admission_startup_s != 0 && o->file->sclass != NULL &&
+	       strcmp(ctx->cfg->admission_mode, "off") != 0 && ctx->capacity_Bps != 0;
+}
+
+/*
+ * Whether o, opening now at bps, starts in time next to the streams still
+ * starting. Not while a stream demoted for its start waits: that one goes
+ * first (admission_promote()).
+ */
+static bool admission_starts_in_time(struct aiod_ctx *ctx, const struct aiod_open *o,
+				     uint64_t bps)
+{
+	uint64_t need = bps / 8, debt, spare;
+
+	if (!admission_checks_startup(ctx, o)) {
+		return true;
+	}
+	debt = admission_debt(ctx, aiod_now_ns());
+	if (debt == 0) {
+		return true;
+	}
+	if (ctx->demoted != NULL || ctx->reserved_Bps + need >= ctx->capacity_Bps) {
+		return false;
+	}
+	spare = ctx->capacity_Bps - ctx->reserved_Bps - need;
+	return debt + admission_window_bytes(o, bps) <= spare * ctx->cfg->admission_startup_s;
+}
+
+/*
+ * Whether a demoted stream may be admitted as far as starting goes: once
+ * the streams started before it have filled their windows (no debt). As
+ * soon as the debt allowed it (startup_s), a 200 Mbit/s stream demoted
+ * from the mix of 400, 200, 100 and 50 was admitted 3.5 s in, with 116 MB
+ * still owed and 8.1 MB/s left over, and four admitted streams went late
+ * 6-10 s in (bench/results/rt-20261129-1007.md); the eleventh of eleven
+ * 100 Mbit/s streams, admitted 6 s in, was harmless. With the windows
+ * full, the others' leads are what its start is taken from.
+ */
+static bool admission_started(struct aiod_ctx *ctx, const struct aiod_open *o)
+{
+	return !admission_checks_startup(ctx, o) || admission_debt(ctx, aiod_now_ns()) == 0;
+}
+
+static void admission_promote_timer(struct tevent_context *ev, struct tevent_timer *te,
+				    struct timeval t, void *private_data);
+
+/*
+ * While a demoted stream waits and start-up debt drains, ask again every
+ * AIOD_PROMOTE_TICK_MS. Without debt, room comes only from a close or a
+ * reload, which promote themselves. A timer that cannot be had is retried
+ * at the next demotion.
+ */
+static void admission_arm_promote(struct aiod_ctx *ctx)
+{
+	if (ctx->ev == NULL || ctx->demoted == NULL || ctx->promote_timer != NULL ||
+	    admission_debt(ctx, aiod_now_ns()) == 0) {
+		return;
+	}
+	ctx->promote_timer = tevent_add_timer(ctx->ev, ctx,
+					      tevent_timeval_current_ofs(0, AIOD_PROMOTE_TICK_MS * 1000),
+					      admission_promote_timer, ctx);
+	if (ctx->promote_timer == NULL) {
+		AIOD_ERR("admission: no timer to admit demoted streams once others started: "
+			 "they wait for a close or a reload");
+	}
+}
+
+static void admission_promote_timer(struct tevent_context *ev, struct tevent_timer *te,
+				    struct timeval t, void *private_data)
+{
+	struct aiod_ctx *ctx = private_data;
+
+	(void)ev;
+	(void)te;
+	(void)t;
+	ctx->promote_timer = NULL;
+	admission_promote(ctx);
+	admission_arm_promote(ctx);
+}
+
 static void admission_reserve(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t bps)
 {
+	/* Paid down at the old reservations up to now; its window owed from now on. */
+	(void)admission_debt(ctx, aiod_now_ns());
+	if (o->file->sclass != NULL) {
+		ctx->startup_debt += admission_window_bytes(o, bps);
+	}
 	o->rate_bps = bps;
 	o->reserved = true;
 	o->file->reserved_bps += bps;
@@ -200,7 +343,7 @@ static void admission_promote(struct aiod_ctx *ctx)
 		uint64_t bps = o->file->sclass->bitrate;
 
 		next = o->demoted_next;
-		if (o->closing || !admission_fits(ctx, bps / 8)) {
+		if (o->closing || !admission_fits(ctx, bps / 8) || !admission_started(ctx, o)) {
 			continue;
 		}
 		demoted_unlink(ctx, o);
@@ -220,31 +363,48 @@ int aiod_admission_admit(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t bps
 {
 	const struct aiod_config *cfg = ctx->cfg;
 	uint64_t need = bps / 8;
+	bool fits;
 
 	if (o->reserved) {
 		return 0;
 	}
-	if (!admission_fits(ctx, need)) {
-		uint64_t limit = admission_limit(ctx);
+	fits = admission_fits(ctx, need);
+	if (!fits || !admission_starts_in_time(ctx, o, bps)) {
+		char why[256];
 
+		if (fits) {
+			uint64_t left = ctx->reserved_Bps + need < ctx->capacity_Bps ?
+					ctx->capacity_Bps - ctx->reserved_Bps - need : 0;
+
+			snprintf(why, sizeof(why), "the streams started before it still owe %llu bytes "
+				 "of their windows, and the %llu bytes/s it would leave over do not pay "
+				 "that and its own within [admission] startup_s = %u s",
+				 (unsigned long long)ctx->startup_debt,
+				 (unsigned long long)left, cfg->admission_startup_s);
+		} else {
+			snprintf(why, sizeof(why), "%u streams already reserve %llu of %llu bytes/s",
+				 ctx->streams, (unsigned long long)ctx->reserved_Bps,
+				 (unsigned long long)admission_limit(ctx));
+		}
 		if (strcmp(cfg->admission_mode, "refuse") == 0) {
 			ctx->admission_refused++;
-			AIOD_WARN("admission: refused stream %s at %llu bit/s: %u streams already "
-				  "reserve %llu of %llu bytes/s", o->name, (unsigned long long)bps,
-				  ctx->streams, (unsigned long long)ctx->reserved_Bps,
-				  (unsigned long long)limit);
+			AIOD_WARN("admission: refused stream %s at %llu bit/s: %s", o->name,
+				  (unsigned long long)bps, why);
 			return -ENOBUFS;
 		}
 		ctx->admission_demoted++;
 		o->rate_bps = 0;
-		/* A class's stream asks again when room is made (admission_promote()). */
+		/*
+		 * A class's stream asks again when room is made (admission_promote())
+		 * and, while start-up debt drains, every tick (admission_arm_promote()).
+		 */
 		if (o->file->sclass != NULL) {
 			demoted_link(ctx, o);
+			admission_arm_promote(ctx);
 		}
-		AIOD_NOTICE("admission: %s at %llu bit/s served best effort: %u streams already "
-			    "reserve %llu of %llu bytes/s", o->name, (unsigned long long)bps,
-			    ctx->streams, (unsigned long long)ctx->reserved_Bps,
-			    (unsigned long long)limit);
+		AIOD_NOTICE("admission: %s at %llu bit/s served best effort: %s%s", o->name,
+			    (unsigned long long)bps, why,
+			    fits ? " (admitted once they do)" : "");
 		return 0;
 	}
 	demoted_unlink(ctx, o);
@@ -262,6 +422,7 @@ void aiod_admission_release(struct aiod_ctx *ctx, struct aiod_open *o)
 		return;
 	}
 	o->reserved = false;
+	(void)admission_debt(ctx, aiod_now_ns());	/* paid down at the old reservations */
 	o->file->reserved_bps -= o->rate_bps;
 	ctx->reserved_Bps -= o->rate_bps / 8;
 	admission_count(ctx, -1);

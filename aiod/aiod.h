@@ -257,6 +257,9 @@ struct aiod_ctx {
 	uint32_t recorders;		/* opens record.c found to be recorders */
 	uint64_t admission_refused, admission_demoted;
 	struct aiod_open *demoted, *demoted_last;	/* demoted class streams, oldest first */
+	/* What admitted streams still have to fill of their windows (admission.c), as of when. */
+	uint64_t startup_debt, startup_at_ns;
+	struct tevent_timer *promote_timer;	/* admits demoted streams once others started */
 	uint64_t be_clock_ns;		/* best effort's virtual clock (admission.c) */
 	uint64_t be_hold_ns;		/* until then best effort has no share: streams start */
 	uint64_t be_burst_ns, be_burst_due;	/* the last claim on the clock: when, due when */

@@ -70,9 +70,10 @@ const struct key_desc aiod_config_keys[] = {
 	{ "readahead", "best_effort_deadline_ms", K_INT, OFF(be_deadline_ms), "500", 1, 60000, true,
 	  "Deadline given to best-effort reads; stream reads due earlier go first. Next to admitted streams (no QoS reservation) best-effort reads are due sooner, at the share of the device the streams leave, but never later than this." },
 	{ "admission", "mode", K_STRING, OFF(admission_mode), "demote", 2, 7, true,
-	  "When a new stream would overcommit the device: refuse (the open fails with "
-	  "NT_STATUS_INSUFFICIENT_RESOURCES), demote (served best effort until a stream closes and "
-	  "makes room) or off (admit all)." },
+	  "When a new stream would overcommit the device (or not start in time, startup_s): "
+	  "refuse (the open fails with NT_STATUS_INSUFFICIENT_RESOURCES), demote (served best "
+	  "effort until a stream closes and makes room, or the others have started) or off "
+	  "(admit all)." },
 	{ "admission", "capacity", K_SIZE, OFF(admission_capacity), "0", 0, 1ull << 40, true,
 	  "Stream data the device sustains, bytes/s; 0 = take it from the calibration profile." },
 	{ "admission", "profile", K_STRING, OFF(admission_profile), "/var/lib/aiod/device.profile", 1, 4095, true,
@@ -81,6 +82,11 @@ const struct key_desc aiod_config_keys[] = {
 	{ "admission", "headroom_pct", K_INT, OFF(admission_headroom_pct), "5", 0, 90, true,
 	  "Share of the capacity admission never reserves for streams. Best-effort I/O competes "
 	  "for it in deadline order: it is left free, not guaranteed to best effort." },
+	{ "admission", "startup_s", K_INT, OFF(admission_startup_s), "20", 0, 3600, true,
+	  "A stream that opens while others still start is admitted only if the capacity left "
+	  "over can fill the read-ahead windows (prebuffer_ms + 1 s) of every starting stream, "
+	  "its own included, within this many seconds; otherwise it is served as the mode says "
+	  "(demoted streams are admitted once the others have started). 0 = no such check." },
 	{ "admission", "local_random_us", K_INT, OFF(local_random_us), "1000", 0, 1000000, true,
 	  "While streams or reservations are owed a rate, smbd still reads a random reader's "
 	  "cache misses itself if the profile's request_us is at most this (an SSD: such a read "

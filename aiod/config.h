@@ -73,6 +73,7 @@ struct aiod_config {
 	uint64_t admission_capacity;	/* bytes/s, 0 = from the profile */
 	char *admission_profile;
 	uint32_t admission_headroom_pct;
+	uint32_t admission_startup_s;	/* 0 = no start-up check (admission.c) */
 	uint32_t local_random_us;	/* 0 = random misses through aiod while rates are owed */
 	/* [qos.NAME] (qos_policy.h); NULL or no rules: no QoS */
 	struct aiod_qos_policy *qos;

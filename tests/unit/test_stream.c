@@ -471,6 +471,8 @@ static void test_admission_promotes_demoted_stream(void **state)
 	struct aiod_file noclass = { .ino = 3 };
 	struct aiod_open o[5];
 
+	/* Streams started long ago: the start-up check is another test's. */
+	f->ctx.cfg->admission_startup_s = 0;
 	f->ctx.cfg->admission_mode = "demote";
 	f->ctx.cfg->admission_headroom_pct = 10;
 	f->ctx.capacity_Bps = 40000000;	/* 90 % = 36 MB/s: two 12.5 MB/s streams, not three */
@@ -533,6 +535,8 @@ static void test_admission_reload_promotes(void **state)
 	struct fixture *f = *state;
 	struct aiod_open o[4];
 
+	/* Streams started long ago: the start-up check is another test's. */
+	f->ctx.cfg->admission_startup_s = 0;
 	f->ctx.cfg->admission_mode = "demote";
 	f->ctx.cfg->admission_headroom_pct = 10;
 	f->ctx.cfg->admission_capacity = 40000000;	/* 36 MB/s: two streams */
@@ -564,6 +568,112 @@ static void test_admission_reload_promotes(void **state)
 	}
 	assert_int_equal(f->ctx.streams, 0);
 	assert_int_equal(f->ctx.reserved_Bps, 0);
+}
+
+/*
+ * Streams that start together: each admitted stream owes its window, and
+ * the debt drains at the capacity the reservations leave over. One that
+ * opens while there is debt is admitted only if what would be left over
+ * pays the debt and its own window within startup_s; the one that is not
+ * waits as best effort, and so does any that opens after it, until the
+ * debt is paid. 100 MB/s, 12.5 MB/s streams with a 12.5 MB window
+ * (prebuffer 0), startup_s 2: the fifth finds 50 MB owed and 37.5 MB/s
+ * would be left (62.5 MB in 1.7 s), a sixth 62.5 MB and 25 MB/s (75 MB in
+ * 3 s); the 62.5 MB drain at 37.5 MB/s in 1.7 s.
+ */
+static void test_admission_streams_that_start_together(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_file proxy = { .ino = 4 };
+	struct aiod_open o[7];
+	uint64_t t0;
+
+	f->ctx.ev = tevent_context_init(f);
+	assert_non_null(f->ctx.ev);
+	f->ctx.cfg->n_classes = 2;
+	f->ctx.cfg->classes[1].name = "proxy";
+	f->ctx.cfg->classes[1].match = "*.mov";
+	f->ctx.cfg->classes[1].bitrate = 10000000;
+	f->ctx.cfg->classes[1].prebuffer_ms = 0;
+	proxy.sclass = &f->ctx.cfg->classes[1];
+	f->ctx.cfg->admission_mode = "demote";
+	f->ctx.cfg->admission_headroom_pct = 0;
+	f->ctx.cfg->classes[0].prebuffer_ms = 0;
+	f->ctx.capacity_Bps = 100000000;
+	f->file.sclass = &f->ctx.cfg->classes[0];
+	memset(o, 0, sizeof(o));
+	for (int i = 0; i < 7; i++) {
+		o[i].name = "x.mxf";
+		o[i].file = &f->file;
+	}
+	o[6].name = "x.mov";
+	o[6].file = &proxy;
+	/* Without the check, the capacity alone decides: six fit. */
+	f->ctx.cfg->admission_startup_s = 0;
+	for (int i = 0; i < 6; i++) {
+		assert_int_equal(aiod_admission_admit(&f->ctx, &o[i], 100000000), 0);
+		assert_true(o[i].reserved);
+	}
+	/* Owed all the same (less what drained in the microseconds between the admissions). */
+	assert_true(f->ctx.startup_debt <= 6 * 12500000 && f->ctx.startup_debt > 6 * 12400000);
+	for (int i = 0; i < 6; i++) {
+		aiod_admission_release(&f->ctx, &o[i]);
+	}
+	assert_int_equal(f->ctx.streams, 0);
+
+	/* With it (a fresh start: nothing owed), five. */
+	f->ctx.startup_debt = 0;
+	f->ctx.cfg->admission_startup_s = 2;
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(aiod_admission_admit(&f->ctx, &o[i], 100000000), 0);
+		assert_true(o[i].reserved);
+	}
+	/* The sixth would fit the capacity, but not in time: refused, or ... */
+	f->ctx.cfg->admission_mode = "refuse";
+	assert_int_equal(aiod_admission_admit(&f->ctx, &o[5], 100000000), -ENOBUFS);
+	assert_int_equal(f->ctx.admission_refused, 1);
+	/* ... demoted, with a timer to ask again while the debt drains. */
+	f->ctx.cfg->admission_mode = "demote";
+	t0 = aiod_now_ns();
+	assert_int_equal(aiod_admission_admit(&f->ctx, &o[5], 100000000), 0);
+	assert_false(o[5].reserved);
+	assert_true(o[5].demoted);
+	assert_int_equal(o[5].rate_bps, 0);
+	assert_non_null(f->ctx.promote_timer);
+	assert_int_equal(f->ctx.streams, 5);
+
+	/*
+	 * A 10 Mbit/s stream would start in time (63.75 MB owed, 36.25 MB/s
+	 * left over for 2 s), but waits behind it.
+	 */
+	assert_int_equal(aiod_admission_admit(&f->ctx, &o[6], 10000000), 0);
+	assert_false(o[6].reserved);
+	assert_ptr_equal(f->ctx.demoted_last, &o[6]);
+
+	/* Once the five have filled their windows (1.7 s), the sixth is admitted. */
+	for (int i = 0; i < 50 && !o[5].reserved; i++) {
+		assert_int_equal(tevent_loop_once(f->ctx.ev), 0);
+	}
+	assert_true(o[5].reserved);
+	assert_false(o[5].demoted);
+	assert_int_equal(o[5].rate_bps, 100000000);
+	assert_true(aiod_now_ns() - t0 >= 1600000000ull);
+	assert_int_equal(f->ctx.streams, 6);
+	/* ... and it owes its own window: the next waits for that (0.5 s at 25 MB/s). */
+	assert_false(o[6].reserved);
+	assert_non_null(f->ctx.promote_timer);
+	for (int i = 0; i < 50 && !o[6].reserved; i++) {
+		assert_int_equal(tevent_loop_once(f->ctx.ev), 0);
+	}
+	assert_true(o[6].reserved);
+	assert_int_equal(o[6].rate_bps, 10000000);
+	assert_null(f->ctx.promote_timer);	/* nobody waits: no timer */
+	assert_int_equal(f->ctx.streams, 7);
+	for (int i = 0; i < 7; i++) {
+		aiod_admission_release(&f->ctx, &o[i]);
+	}
+	assert_int_equal(f->ctx.streams, 0);
+	assert_null(f->ctx.demoted);
 }
 
 static void test_admission_unknown_capacity_admits(void **state)
@@ -598,6 +708,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_admission_refuses_overcommit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_admission_promotes_demoted_stream, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_admission_reload_promotes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_admission_streams_that_start_together, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_admission_unknown_capacity_admits, setup, teardown),
 	};
 
