@@ -149,7 +149,7 @@ static bool admission_fits(const struct aiod_ctx *ctx, uint64_t need)
  * MB/s reserved; 1 s client buffer) played clean, eleven (137.5) had 11
  * late chunks in their first 7 s (bench/results/rt-20261129-0352.md), and
  * a mix of 400, 200, 100 and 50 Mbit/s that reserved 137.5 had 30, the last
- * 7 s in; eleven started 500 ms apart play clean.
+ * 7 s in (rt-20261129-0951.md); eleven started 500 ms apart play clean.
  *
  * So admission keeps a start-up debt: each admitted stream adds its window,
  * and the debt drains at the capacity the reservations leave over. A stream

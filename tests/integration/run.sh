@@ -86,6 +86,7 @@ run fault-kill-aiod-aiodwrites t_fault "$SEED" rtioaiod
 run sendfile-from-cache t_sendfile
 run admission-smb t_admission
 run admission-demote-promote t_admission_demote
+run admission-streams-that-start-together t_admission_startup
 run no-room-fallback t_noroom
 run smbtorture-fast t_smbtorture
 run streams-emudisk t_streams

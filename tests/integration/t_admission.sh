@@ -30,10 +30,12 @@ adm_hold() {
 	adm_wait "$2" '^ready'
 }
 
+# (startup_s = 0 here and in t_admission_demote: the capacity alone decides;
+# streams that start together are t_admission_startup's.)
 t_admission() {
 	local port=$((IT_PORT + 4)) url out rc=0 i
 	it_private admission "$port" \
-		'[admission]\nmode = refuse\ncapacity = 26000000\nheadroom_pct = 0\n[stream.hd]\nmatch = *.mxf\nbitrate = 100M' \
+		'[admission]\nmode = refuse\ncapacity = 26000000\nheadroom_pct = 0\nstartup_s = 0\n[stream.hd]\nmatch = *.mxf\nbitrate = 100M' \
 		'' ''
 	url="smb://127.0.0.1:$port/s"
 	# Two clients hold stream files open (itest_hold: one SMB connection each).
@@ -79,7 +81,7 @@ t_admission() {
 t_admission_demote() {
 	local port=$((IT_PORT + 4)) url rc=0 i n log
 	it_private admission-demote "$port" \
-		'[admission]\nmode = demote\ncapacity = 26000000\nheadroom_pct = 0\n[stream.hd]\nmatch = *.mxf\nbitrate = 100M' \
+		'[admission]\nmode = demote\ncapacity = 26000000\nheadroom_pct = 0\nstartup_s = 0\n[stream.hd]\nmatch = *.mxf\nbitrate = 100M' \
 		'' ''
 	url="smb://127.0.0.1:$port/s"
 	log=$IT_T/log/aiod-admission-demote.log
@@ -115,6 +117,40 @@ t_admission_demote() {
 	echo quit >&9
 	echo quit >&10
 	exec 9>&- 10>&-
+	it_private_stop
+	return $rc
+}
+
+# Streams that start together ([admission] startup_s): room for three streams
+# of 100 Mbit/s, but each owes its 5 s window (prebuffer_ms 4000 + 1 s,
+# 62.5 MB), paid from what the reservations leave over. The second, opened
+# while the first still fills its window, would leave 15 MB/s: not enough to
+# pay 125 MB in startup_s = 1 s, so it is demoted; once the first's window
+# is paid (62.5 MB at 27.5 MB/s, about 2.3 s) it is admitted, and reads right.
+t_admission_startup() {
+	local port=$((IT_PORT + 4)) url rc=0 n log
+	it_private admission-startup "$port" \
+		'[admission]\nmode = demote\ncapacity = 40000000\nheadroom_pct = 0\nstartup_s = 1\n[stream.hd]\nmatch = *.mxf\nbitrate = 100M\nprebuffer_ms = 4000' \
+		'' ''
+	url="smb://127.0.0.1:$port/s"
+	log=$IT_T/log/aiod-admission-startup.log
+	adm_hold "$url" 1 || rc=1
+	adm_hold "$url" 2 || rc=1
+	grep -q "admission: s2.mxf at 100000000 bit/s served best effort: the streams started before it still owe" "$log" ||
+		{ echo "s2.mxf was not held back while s1 started"; rc=1; }
+	for _ in $(seq 100); do
+		grep -q "admission: s2.mxf, served best effort until now, admitted" "$log" && break
+		sleep 0.1
+	done
+	grep -q "admission: s2.mxf, served best effort until now, admitted" "$log" ||
+		{ echo "s2.mxf stayed best effort after s1 had started"; rc=1; }
+	n=$("$BUILD/aiodctl" -s "$PRIV_SOCK" stats | sed -n 's/^streams=//p')
+	[ "$n" = 2 ] || { echo "$n streams admitted after s1 started, not 2"; rc=1; }
+	echo read >&9
+	adm_wait 2 '^ok read' || rc=1
+	echo quit >&8
+	echo quit >&9
+	exec 8>&- 9>&-
 	it_private_stop
 	return $rc
 }
