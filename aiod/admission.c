@@ -279,7 +279,7 @@ static void admission_reserve(struct aiod_ctx *ctx, struct aiod_open *o, uint64_
 {
 	/* Paid down at the old reservations up to now; its window owed from now on. */
 	(void)admission_debt(ctx, aiod_now_ns());
-	if (o->file->sclass != NULL) {
+	if (admission_checks_startup(ctx, o)) {
 		ctx->startup_debt += admission_window_bytes(o, bps);
 	}
 	o->rate_bps = bps;
@@ -427,6 +427,11 @@ void aiod_admission_release(struct aiod_ctx *ctx, struct aiod_open *o)
 	ctx->reserved_Bps -= o->rate_bps / 8;
 	admission_count(ctx, -1);
 	admission_promote(ctx);
+}
+
+uint64_t aiod_admission_startup_debt(struct aiod_ctx *ctx)
+{
+	return admission_debt(ctx, aiod_now_ns());
 }
 
 uint64_t aiod_admission_waiting(const struct aiod_ctx *ctx)

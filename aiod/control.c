@@ -58,6 +58,7 @@ static void fill_stats(struct aiod_ctx *ctx, struct rtio_stats_rep *r)
 	r->admission_refused = ctx->admission_refused;
 	r->admission_demoted = ctx->admission_demoted;
 	r->admission_waiting = aiod_admission_waiting(ctx);
+	r->startup_debt = aiod_admission_startup_debt(ctx);
 	r->writebacks = ctx->st.writebacks;
 	r->writeback_bytes = ctx->st.writeback_bytes;
 	r->writeback_late = ctx->st.writeback_late;

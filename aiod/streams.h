@@ -29,6 +29,8 @@ void aiod_admission_publish(struct aiod_ctx *ctx);
 bool aiod_admission_nothing_owed(const struct aiod_ctx *ctx);
 /* Class streams served best effort now, waiting for room (admitted when it is made). */
 uint64_t aiod_admission_waiting(const struct aiod_ctx *ctx);
+/* Bytes of their windows the streams that started still owe (admission's start-up check). */
+uint64_t aiod_admission_startup_debt(struct aiod_ctx *ctx);
 /*
  * While rates are owed: when a best-effort read of len bytes asked for at
  * now is due, on a virtual clock that gives best effort the capacity nobody

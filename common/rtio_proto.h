@@ -266,6 +266,7 @@ struct rtio_stats_rep {
 	uint64_t local_bytes;		/* bytes of them (not in bytes_read: aiod returned none) */
 	uint64_t writes_held;		/* write replies held: the writer was ahead of the disk */
 	uint64_t admission_waiting;	/* class streams served best effort now, waiting for room */
+	uint64_t startup_debt;		/* bytes of their windows started streams still owe */
 };
 
 /* FILE_STATS: the index-th file aiod knows; -ENOENT past the last. */
@@ -524,7 +525,7 @@ _Static_assert(sizeof(struct rtio_close_req) == 40, "rtio_close_req");
 _Static_assert(sizeof(struct rtio_ftruncate_req) == 48, "rtio_ftruncate_req");
 _Static_assert(sizeof(struct rtio_unlink_req) == 48, "rtio_unlink_req");
 _Static_assert(sizeof(struct rtio_invalidate_req) == 56, "rtio_invalidate_req");
-_Static_assert(sizeof(struct rtio_stats_rep) == 376, "rtio_stats_rep");
+_Static_assert(sizeof(struct rtio_stats_rep) == 384, "rtio_stats_rep");
 _Static_assert(offsetof(struct rtio_stats_rep, local_reads) == 344, "rtio_stats_rep.local_reads");
 _Static_assert(sizeof(struct rtio_file_stats_req) == 40, "rtio_file_stats_req");
 _Static_assert(sizeof(struct rtio_file_stats_rep) == 208, "rtio_file_stats_rep");

@@ -219,14 +219,22 @@ void aiodctl_doctor_admission(struct aiodctl_doctor *d)
 		return;	/* the aiod check said why */
 	}
 	if (st->admission_waiting > 0) {
+		char owed[128] = "";
+
+		/* Streams opened together: the ones waiting go in once the others have started. */
+		if (st->startup_debt > 0) {
+			snprintf(owed, sizeof(owed), "; the streams that started still owe %.1f MB of "
+				 "their windows ([admission] startup_s): admitted once that is paid",
+				 st->startup_debt / 1e6);
+		}
 		aiodctl_doctor_report(d, DOCTOR_WARN, "admission",
 				      "fewer streams at once or a faster device; [admission] mode = "
 				      "refuse turns the extra ones away at open instead",
 				      "%" PRIu64 " class stream(s) served best effort, waiting for room: "
 				      "%" PRIu64 " admitted reserve %.1f of %.1f MB/s (%" PRIu64
-				      " demoted since aiod started)",
+				      " demoted since aiod started)%s",
 				      st->admission_waiting, st->streams, st->reserved_Bps / 1e6,
-				      st->capacity_Bps / 1e6, st->admission_demoted);
+				      st->capacity_Bps / 1e6, st->admission_demoted, owed);
 		return;
 	}
 	aiodctl_doctor_report(d, DOCTOR_OK, "admission", NULL,

@@ -62,6 +62,9 @@ const struct aiodctl_stat_field aiodctl_stat_fields[] = {
 	  "Stream opens served best effort by admission control."),
 	F(admission_waiting, GAUGE, "rtio_admission_waiting_streams",
 	  "Class streams served best effort now, admitted when a stream closes and leaves room."),
+	F(startup_debt, GAUGE, "rtio_admission_startup_debt_bytes",
+	  "Bytes of their read-ahead windows the streams that started still owe: while any is "
+	  "owed, a new stream is admitted only if it starts in time ([admission] startup_s)."),
 	F(recorders, GAUGE, "rtio_recorders", "Opens written back as streams (recorders)."),
 	F(writebacks, COUNTER, "rtio_writebacks_total", "Write-back requests aiod queued."),
 	F(writeback_bytes, COUNTER, "rtio_writeback_bytes_total", "Bytes aiod wrote back."),

@@ -122,15 +122,16 @@ t_admission_demote() {
 }
 
 # Streams that start together ([admission] startup_s): room for three streams
-# of 100 Mbit/s, but each owes its 5 s window (prebuffer_ms 4000 + 1 s,
-# 62.5 MB), paid from what the reservations leave over. The second, opened
+# of 100 Mbit/s, but each owes its 10 s window (prebuffer_ms 9000 + 1 s,
+# 125 MB), paid from what the reservations leave over. The second, opened
 # while the first still fills its window, would leave 15 MB/s: not enough to
-# pay 125 MB in startup_s = 1 s, so it is demoted; once the first's window
-# is paid (62.5 MB at 27.5 MB/s, about 2.3 s) it is admitted, and reads right.
+# pay 250 MB in startup_s = 1 s, so it is demoted (aiodctl stats and doctor
+# say what is owed); once the first's window is paid (125 MB at 27.5 MB/s,
+# about 4.5 s) it is admitted, and reads right.
 t_admission_startup() {
 	local port=$((IT_PORT + 4)) url rc=0 n log
 	it_private admission-startup "$port" \
-		'[admission]\nmode = demote\ncapacity = 40000000\nheadroom_pct = 0\nstartup_s = 1\n[stream.hd]\nmatch = *.mxf\nbitrate = 100M\nprebuffer_ms = 4000' \
+		'[admission]\nmode = demote\ncapacity = 40000000\nheadroom_pct = 0\nstartup_s = 1\n[stream.hd]\nmatch = *.mxf\nbitrate = 100M\nprebuffer_ms = 9000' \
 		'' ''
 	url="smb://127.0.0.1:$port/s"
 	log=$IT_T/log/aiod-admission-startup.log
@@ -138,7 +139,13 @@ t_admission_startup() {
 	adm_hold "$url" 2 || rc=1
 	grep -q "admission: s2.mxf at 100000000 bit/s served best effort: the streams started before it still owe" "$log" ||
 		{ echo "s2.mxf was not held back while s1 started"; rc=1; }
-	for _ in $(seq 100); do
+	n=$("$BUILD/aiodctl" -s "$PRIV_SOCK" stats | sed -n 's/^startup_debt=//p')
+	[ "${n:-0}" -gt 0 ] || { echo "aiodctl stats: startup_debt=$n while s2 waits"; rc=1; }
+	"$BUILD/aiodctl" -s "$PRIV_SOCK" doctor -c /dev/null > "$IT_T/log/doctor-startup.txt" 2>&1 || true
+	grep -q '^WARN admission: 1 class stream(s) served best effort, waiting for room: 1 admitted.*the streams that started still owe' \
+		"$IT_T/log/doctor-startup.txt" ||
+		{ echo "doctor did not say what s2 waits for:"; cat "$IT_T/log/doctor-startup.txt"; rc=1; }
+	for _ in $(seq 150); do
 		grep -q "admission: s2.mxf, served best effort until now, admitted" "$log" && break
 		sleep 0.1
 	done
