@@ -19,6 +19,22 @@ adm_wait() {
 	return 1
 }
 
+# adm_promoted LOG NAME SECONDS: wait until aiod's LOG says NAME, served best
+# effort, was admitted; fails (saying so) if that takes longer than SECONDS
+adm_promoted() {
+	for _ in $(seq $(($3 * 10))); do
+		grep -q "admission: $2, served best effort until now, admitted" "$1" && return 0
+		sleep 0.1
+	done
+	echo "$2 still served best effort after $3 s"
+	return 1
+}
+
+# adm_stat NAME: aiodctl stats' NAME= value of the private aiod
+adm_stat() {
+	"$BUILD/aiodctl" -s "$PRIV_SOCK" stats | sed -n "s/^$1=//p"
+}
+
 # adm_hold URL I: a client (itest_hold: one SMB connection) creates and holds
 # URL/sI.mxf open; commands go to it on descriptor 7 + I; waits until it is ready
 adm_hold() {
@@ -90,9 +106,9 @@ t_admission_demote() {
 	done
 	grep -q "admission: s3.mxf at 100000000 bit/s served best effort" "$log" ||
 		{ echo "s3.mxf was not demoted"; rc=1; }
-	n=$("$BUILD/aiodctl" -s "$PRIV_SOCK" stats | sed -n 's/^streams=//p')
+	n=$(adm_stat streams)
 	[ "$n" = 2 ] || { echo "$n streams admitted while three were open, not 2"; rc=1; }
-	n=$("$BUILD/aiodctl" -s "$PRIV_SOCK" stats | sed -n 's/^admission_waiting=//p')
+	n=$(adm_stat admission_waiting)
 	[ "$n" = 1 ] || { echo "aiodctl stats: admission_waiting=$n while s3 waits, not 1"; rc=1; }
 	# doctor says so (its other checks are not this instance's business here)
 	"$BUILD/aiodctl" -s "$PRIV_SOCK" doctor -c /dev/null > "$IT_T/log/doctor-demote.txt" 2>&1 || true
@@ -102,15 +118,10 @@ t_admission_demote() {
 	# stream 1 leaves: s3, still open, takes its reservation
 	echo quit >&8
 	exec 8>&-
-	for _ in $(seq 100); do
-		grep -q "admission: s3.mxf, served best effort until now, admitted" "$log" && break
-		sleep 0.1
-	done
-	grep -q "admission: s3.mxf, served best effort until now, admitted" "$log" ||
-		{ echo "s3.mxf stayed best effort after a stream closed"; rc=1; }
-	n=$("$BUILD/aiodctl" -s "$PRIV_SOCK" stats | sed -n 's/^streams=//p')
+	adm_promoted "$log" s3.mxf 10 || rc=1
+	n=$(adm_stat streams)
 	[ "$n" = 2 ] || { echo "$n streams admitted after the promotion, not 2"; rc=1; }
-	n=$("$BUILD/aiodctl" -s "$PRIV_SOCK" stats | sed -n 's/^admission_waiting=//p')
+	n=$(adm_stat admission_waiting)
 	[ "$n" = 0 ] || { echo "aiodctl stats: admission_waiting=$n after the promotion, not 0"; rc=1; }
 	echo read >&10
 	adm_wait 3 '^ok read' || rc=1
@@ -139,19 +150,14 @@ t_admission_startup() {
 	adm_hold "$url" 2 || rc=1
 	grep -q "admission: s2.mxf at 100000000 bit/s served best effort: the streams started before it still owe" "$log" ||
 		{ echo "s2.mxf was not held back while s1 started"; rc=1; }
-	n=$("$BUILD/aiodctl" -s "$PRIV_SOCK" stats | sed -n 's/^startup_debt=//p')
+	n=$(adm_stat startup_debt)
 	[ "${n:-0}" -gt 0 ] || { echo "aiodctl stats: startup_debt=$n while s2 waits"; rc=1; }
 	"$BUILD/aiodctl" -s "$PRIV_SOCK" doctor -c /dev/null > "$IT_T/log/doctor-startup.txt" 2>&1 || true
 	grep -q '^WARN admission: 1 class stream(s) served best effort, waiting for room: 1 admitted.*the streams that started still owe' \
 		"$IT_T/log/doctor-startup.txt" ||
 		{ echo "doctor did not say what s2 waits for:"; cat "$IT_T/log/doctor-startup.txt"; rc=1; }
-	for _ in $(seq 150); do
-		grep -q "admission: s2.mxf, served best effort until now, admitted" "$log" && break
-		sleep 0.1
-	done
-	grep -q "admission: s2.mxf, served best effort until now, admitted" "$log" ||
-		{ echo "s2.mxf stayed best effort after s1 had started"; rc=1; }
-	n=$("$BUILD/aiodctl" -s "$PRIV_SOCK" stats | sed -n 's/^streams=//p')
+	adm_promoted "$log" s2.mxf 15 || rc=1
+	n=$(adm_stat streams)
 	[ "$n" = 2 ] || { echo "$n streams admitted after s1 started, not 2"; rc=1; }
 	echo read >&9
 	adm_wait 2 '^ok read' || rc=1
