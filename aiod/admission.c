@@ -245,7 +245,7 @@ static void admission_promote_timer(struct tevent_context *ev, struct tevent_tim
  * While a demoted stream waits and start-up debt drains, ask again every
  * AIOD_PROMOTE_TICK_MS. Without debt, room comes only from a close or a
  * reload, which promote themselves. A timer that cannot be had is retried
- * at the next demotion.
+ * at the next demotion or promotion.
  */
 static void admission_arm_promote(struct aiod_ctx *ctx)
 {
@@ -271,8 +271,7 @@ static void admission_promote_timer(struct tevent_context *ev, struct tevent_tim
 	(void)te;
 	(void)t;
 	ctx->promote_timer = NULL;
-	admission_promote(ctx);
-	admission_arm_promote(ctx);
+	admission_promote(ctx);	/* and arms the next look if one still waits */
 }
 
 static void admission_reserve(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t bps)
@@ -357,6 +356,8 @@ static void admission_promote(struct aiod_ctx *ctx)
 			    "(%u streams, %llu bytes/s reserved)", o->name, (unsigned long long)bps,
 			    ctx->streams, (unsigned long long)ctx->reserved_Bps);
 	}
+	/* Room made while streams still start: the ones left ask again as the debt drains. */
+	admission_arm_promote(ctx);
 }
 
 int aiod_admission_admit(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t bps)
