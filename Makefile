@@ -184,7 +184,7 @@ test_config_SRC := aiod/config.c $(CONFIG_SRC) aiod/config_dump.c aiod/tuning.c 
 	aiod/profile.c aiod/log.c common/rtio_size.c
 # the machine's RAM is the test's to choose ([cache] size larger than RAM)
 test_config_CFLAGS := -Wl,--wrap=aiod_phys_mem_bytes
-test_stream_SRC := aiod/stream.c aiod/admission.c aiod/config.c $(CONFIG_SRC) aiod/log.c aiod/cache.c aiod/cache_dir.c \
+test_stream_SRC := aiod/stream.c aiod/admission.c aiod/besteffort.c aiod/config.c $(CONFIG_SRC) aiod/log.c aiod/cache.c aiod/cache_dir.c \
 	aiod/engine.c aiod/engine_grow.c aiod/edf.c aiod/profile.c common/rtio_size.c
 test_tuning_SRC := aiod/tuning.c aiod/calibrate.c aiod/profile.c aiod/admission.c aiod/config.c $(CONFIG_SRC) aiod/log.c \
 	aiod/engine.c aiod/engine_grow.c aiod/edf.c common/rtio_size.c

@@ -13,7 +13,8 @@
  *   region.c    the shared, sealed, locked buffer region
  *   qos_rates.c each QoS flow's rate per tick: reservations, limits, weights (pure)
  *   stream.c    stream classes, the pattern analyzer and deadlines
- *   admission.c reservations against the device's capacity
+ *   admission.c reservations against the device's capacity; streams that start together
+ *   besteffort.c best effort's share of the device while rates are owed
  *   record.c    recorders: writers whose write-back is a stream of its own
  *   files.c     files (dev, ino) and a client's opens
  *   writeback.c write-back runs on the device (what record.c schedules)
@@ -260,7 +261,7 @@ struct aiod_ctx {
 	/* What admitted streams still have to fill of their windows (admission.c), as of when. */
 	uint64_t startup_debt, startup_at_ns;
 	struct tevent_timer *promote_timer;	/* admits demoted streams once others started */
-	uint64_t be_clock_ns;		/* best effort's virtual clock (admission.c) */
+	uint64_t be_clock_ns;		/* best effort's virtual clock (besteffort.c) */
 	uint64_t be_hold_ns;		/* until then best effort has no share: streams start */
 	uint64_t be_burst_ns, be_burst_due;	/* the last claim on the clock: when, due when */
 	/* When aiod began to listen (listener.c), for INFO's uptime. */
@@ -270,7 +271,8 @@ struct aiod_ctx {
 };
 
 /* Each module's functions are declared in its own header: region.h,
- * listener.h, files.h (files.c, watch.c), streams.h (stream.c, admission.c),
+ * listener.h, files.h (files.c, watch.c),
+ * streams.h (stream.c, admission.c, besteffort.c),
  * calibrate.h, session.h, peer.h, requests.h (the request layer's entry
  * points), dataplane.h (inside the request layer), handlers.h. */
 

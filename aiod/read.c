@@ -388,7 +388,7 @@ bool aiod_read0_start(struct aiod_req *r)
 		aiod_req_block(r);
 		return true;
 	}
-	/* Only the blocks it loads take device time (best effort's share, admission.c). */
+	/* Only the blocks it loads take device time (best effort's share, besteffort.c). */
 	demand_deadline = aiod_stream_demand_deadline(ctx, o, (uint64_t)need_new * bs);
 	/* Our own guard: waiters finishing early must not end r while we still use it. */
 	r->pending++;

@@ -7,7 +7,7 @@
  * engine serves them earliest-deadline-first. Other files are best effort:
  * sequential readers still get read-ahead, due best_effort_deadline_ms after
  * they were asked for (sooner next to admitted streams: best effort's share,
- * admission.c), so streams due sooner go first but nobody starves.
+ * besteffort.c), so streams due sooner go first but nobody starves.
  *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later

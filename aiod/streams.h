@@ -1,6 +1,7 @@
 /*
  * Stream classes, the pattern analyzer and deadlines (stream.c);
- * reservations against the device's capacity (admission.c).
+ * reservations against the device's capacity (admission.c); best effort's
+ * share of what they leave (besteffort.c).
  *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -31,6 +32,10 @@ bool aiod_admission_nothing_owed(const struct aiod_ctx *ctx);
 uint64_t aiod_admission_waiting(const struct aiod_ctx *ctx);
 /* Bytes of their windows the streams that started still owe (admission's start-up check). */
 uint64_t aiod_admission_startup_debt(struct aiod_ctx *ctx);
+/* What admitted streams may reserve: the capacity less the headroom, bytes/s. */
+uint64_t aiod_admission_limit(const struct aiod_ctx *ctx);
+
+/* besteffort.c */
 /*
  * While rates are owed: when a best-effort read of len bytes asked for at
  * now is due, on a virtual clock that gives best effort the capacity nobody

@@ -187,7 +187,7 @@ static void test_qos_behind_reservation_goes_first(void **state)
 	d_bay = aiod_stream_deadline(ctx, &bay, 0, 1u << 20);
 	assert_true(d_bay >= now && d_bay <= now + 50000000ull);
 	assert_int_equal(ctx->be_clock_ns, clock);	/* reserved: not best effort's time */
-	/* best effort next to a QoS reservation: a whole deadline later, no share (admission.c) */
+	/* best effort next to a QoS reservation: a whole deadline later, no share (besteffort.c) */
 	d_other = aiod_stream_deadline(ctx, &other, 0, 1u << 20);
 	assert_true(d_other >= now + be && d_other <= now + be + 50000000ull);
 	assert_int_equal(ctx->be_clock_ns, clock);
