@@ -51,7 +51,7 @@ static uint64_t admission_device_ns(const struct aiod_ctx *ctx, uint64_t len)
 	return (uint64_t)((unsigned __int128)len * 1000000000ull / ctx->capacity_Bps);
 }
 
-void aiod_admission_startup(struct aiod_ctx *ctx, uint64_t until)
+void aiod_best_effort_hold(struct aiod_ctx *ctx, uint64_t until)
 {
 	if (until > ctx->be_hold_ns) {
 		ctx->be_hold_ns = until;
@@ -61,7 +61,7 @@ void aiod_admission_startup(struct aiod_ctx *ctx, uint64_t until)
 /* Claims this close together are one burst: one read and its read-ahead, in one turn. */
 #define AIOD_BE_BURST_NS 1000000ull
 
-uint64_t aiod_admission_best_effort_due(struct aiod_ctx *ctx, uint64_t len, uint64_t now)
+uint64_t aiod_best_effort_due(struct aiod_ctx *ctx, uint64_t len, uint64_t now)
 {
 	uint64_t latest = now + (uint64_t)ctx->cfg->be_deadline_ms * 1000000ull;
 	uint64_t owed = ctx->reserved_Bps, room = aiod_admission_limit(ctx);

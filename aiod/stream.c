@@ -171,7 +171,7 @@ static uint64_t stream_on_time(const struct aiod_open *o, uint64_t off)
  * stream then fills its client's buffer and its window at once, faster
  * than its rate, and for its prebuffer, a second and a round of refills
  * best effort gives way as if it had no share of the device: the share
- * (aiod_admission_best_effort_due()) counts the streams' rates, not their
+ * (aiod_best_effort_due()) counts the streams' rates, not their
  * start-up. Taken during start-up, it cost 8 streams of 100 Mbit/s started
  * together next to a greedy reader a late chunk (0.5 s client buffer).
  */
@@ -180,8 +180,8 @@ static void stream_start(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off
 	o->play_t0_ns = now;
 	o->play_off0 = off;
 	if (o->rate_bps > 0) {
-		aiod_admission_startup(ctx, now + (stream_prebuffer_ms(o) + 1000ull) * 1000000ull +
-						    aiod_stream_round_ns(ctx));
+		aiod_best_effort_hold(ctx, now + (stream_prebuffer_ms(o) + 1000ull) * 1000000ull +
+					   aiod_stream_round_ns(ctx));
 	}
 }
 
@@ -318,7 +318,7 @@ uint64_t aiod_stream_demand_deadline(struct aiod_ctx *ctx, const struct aiod_ope
 			return now + (uint64_t)ctx->cfg->be_deadline_ms * 1000000ull;
 		}
 		/* Next to rates owed: at best effort's share of the device. */
-		return aiod_admission_best_effort_due(ctx, len, now);
+		return aiod_best_effort_due(ctx, len, now);
 	}
 	/* The client waits for it now, wherever it reads (a jump forward too). */
 	return stream_due(ctx, now);

@@ -42,9 +42,9 @@ uint64_t aiod_admission_limit(const struct aiod_ctx *ctx);
  * reserved; claims that device time (len 0 claims none). Never later than
  * best_effort_deadline_ms after now.
  */
-uint64_t aiod_admission_best_effort_due(struct aiod_ctx *ctx, uint64_t len, uint64_t now);
+uint64_t aiod_best_effort_due(struct aiod_ctx *ctx, uint64_t len, uint64_t now);
 /* A stream starts (stream.c): best effort has no share of the device until until (ns). */
-void aiod_admission_startup(struct aiod_ctx *ctx, uint64_t until);
+void aiod_best_effort_hold(struct aiod_ctx *ctx, uint64_t until);
 
 /* stream.c */
 void aiod_stream_classify(struct aiod_ctx *ctx, struct aiod_open *o);
@@ -79,7 +79,7 @@ uint64_t aiod_stream_round_ns(const struct aiod_ctx *ctx);
  * flow behind its reservation, at the reserved rate; for best effort, after
  * a read its client waits for by up to a best-effort deadline, the farther
  * ahead the later, and next to rates owed at best effort's share of the
- * device (aiod_admission_best_effort_due(): call it for a request that is
+ * device (aiod_best_effort_due(): call it for a request that is
  * queued, it claims the device time of len).
  */
 uint64_t aiod_stream_deadline(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off,

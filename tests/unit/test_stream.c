@@ -325,7 +325,7 @@ static void test_stream_deadlines_reserved_flow(void **state)
 }
 
 /*
- * Best effort's share next to admitted streams (aiod_admission_best_effort_due):
+ * Best effort's share next to admitted streams (aiod_best_effort_due):
  * requests are due one after another at the unreserved fraction of the
  * device, never later than best_effort_deadline_ms, and with nothing owed
  * as before (a best-effort deadline after the read).
