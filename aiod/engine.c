@@ -58,7 +58,7 @@ static void engine_prep(struct aiod_engine *e, struct io_uring_sqe *sqe, struct 
 		}
 		break;
 	case ENGINE_READV:
-		io_uring_prep_readv(sqe, op->fd, op->iov, op->niov, op->off);
+		io_uring_prep_readv(sqe, op->fd, op->iov, op->piece_niov, op->off);
 		break;
 	case ENGINE_WRITE:
 		if (e->st.fixed_buffers) {
@@ -91,50 +91,65 @@ static bool engine_is_read(const struct engine_op *op)
 	return op->kind == ENGINE_READ || op->kind == ENGINE_READV;
 }
 
-static uint64_t engine_transfer_ns(const struct aiod_engine *e, const struct engine_op *op)
+static uint64_t engine_transfer_ns(const struct aiod_engine *e, uint32_t len)
 {
-	return (uint64_t)((unsigned __int128)op->len * 1000000000ull / e->media_Bps);
+	return (uint64_t)((unsigned __int128)len * 1000000000ull / e->media_Bps);
 }
 
 static uint64_t engine_cost(const struct aiod_edf_item *it, void *arg)
 {
 	const struct aiod_engine *e = arg;
 
-	return e->request_ns + engine_transfer_ns(e, (const struct engine_op *)it);
+	return e->request_ns + engine_transfer_ns(e, ((const struct engine_op *)it)->len);
+}
+
+/* A queued read that starts where the last one handed to the kernel ended. */
+static struct engine_op *engine_continuation(struct aiod_engine *e)
+{
+	for (uint32_t i = 0; i < e->queue->count; i++) {
+		struct engine_op *op = (struct engine_op *)e->queue->heap[i];
+
+		if (engine_is_read(op) && op->fd == e->last_fd && op->off == e->last_end) {
+			return op;
+		}
+	}
+	return NULL;
 }
 
 /*
  * The operation to hand the device next: the earliest deadline, or a read
  * that starts where the last one ended if taking it first keeps every
  * queued operation on time (aiod_engine_set_costs()), unless a client
- * waits for the earliest one now (aiod_engine_set_waited()).
+ * waits for the earliest one now (aiod_engine_set_waited()). The rest of a
+ * read the device has begun (its next piece, aiod_engine_set_slice()) gives
+ * way only to what would otherwise be late: whole, that read could not have
+ * been overtaken at all, and letting a waiting best-effort reader in between
+ * its pieces would cost two bulk readers a seek every piece.
  */
 static struct engine_op *engine_pick(struct aiod_engine *e)
 {
 	struct engine_op *head = (struct engine_op *)aiod_edf_peek(e->queue);
+	struct engine_op *op;
+	uint32_t niov;
 
 	if (head == NULL || e->request_ns == 0 || e->last_fd < 0 ||
 	    (head->fd == e->last_fd && head->off == e->last_end)) {
 		return head;
 	}
-	if (e->waited != NULL && e->waited(e->waited_arg, head->done, head->private_data)) {
+	op = engine_continuation(e);
+	if ((op == NULL || op->done_bytes == 0) && e->waited != NULL &&
+	    e->waited(e->waited_arg, head->done, head->private_data)) {
 		e->st.waited_first++;
 		return head;
 	}
-	for (uint32_t i = 0; i < e->queue->count; i++) {
-		struct engine_op *op = (struct engine_op *)e->queue->heap[i];
-
-		if (!engine_is_read(op) || op->fd != e->last_fd || op->off != e->last_end) {
-			continue;
-		}
-		if (!aiod_edf_fits_first(e->queue, &op->item, engine_transfer_ns(e, op),
-					 aiod_now_ns(), engine_cost, e)) {
-			return head;
-		}
-		e->st.continued++;
-		return op;
+	/* Only the piece the device would be given now goes first (engine_piece()). */
+	if (op == NULL ||
+	    !aiod_edf_fits_first(e->queue, &op->item, engine_transfer_ns(e, engine_piece(e, op, &niov)),
+				 aiod_now_ns(), engine_cost, e)) {
+		return head;
 	}
-	return head;
+	e->st.continued++;
+	return op;
 }
 
 /*
@@ -189,9 +204,10 @@ static void engine_submit(struct tevent_context *ev, struct tevent_immediate *im
 		}
 		aiod_edf_remove(e->queue, &op->item);
 		engine_grow(e, op);
+		op->piece_len = engine_piece(e, op, &op->piece_niov);
 		if (engine_is_read(op)) {
 			e->last_fd = op->fd;
-			e->last_end = op->off + op->len;
+			e->last_end = op->off + op->piece_len;
 		}
 		engine_prep(e, sqe, op);
 		engine_trace_submit(e, op);
@@ -241,7 +257,10 @@ static void engine_complete(struct aiod_engine *e, struct engine_op *op, int res
 	if (res > 0 && op->kind != ENGINE_FSYNC && op->kind != ENGINE_WRITEBACK) {
 		op->done_bytes += (uint32_t)res;
 		if ((uint32_t)res < op->len) {
-			/* Short transfer: go on from where it stopped. */
+			/*
+			 * A piece (aiod_engine_set_slice()) or a short transfer:
+			 * the rest goes back in the queue, from where it stopped.
+			 */
 			/* A vectored read has no flat buffer (buf is NULL): its iovecs move instead. */
 			if (op->kind == ENGINE_READV) {
 				engine_iov_advance(op, (uint32_t)res);
@@ -250,7 +269,11 @@ static void engine_complete(struct aiod_engine *e, struct engine_op *op, int res
 			}
 			op->off += (uint32_t)res;
 			op->len -= (uint32_t)res;
-			e->st.resubmits++;
+			if ((uint32_t)res == op->piece_len) {
+				e->st.sliced++;
+			} else {
+				e->st.resubmits++;
+			}
 			goto requeue;
 		}
 		res = (int)op->done_bytes;
@@ -516,6 +539,8 @@ unsigned aiod_engine_cancel(struct aiod_engine *e, aiod_engine_done_fn done,
 		aiod_edf_remove(e->queue, &op->item);	/* the heap shifts: look at i again */
 		e->st.completed++;
 		op->done(op->private_data, -ECANCELED);
+		/* A read grown at dispatch and back in the queue after a short transfer. */
+		engine_done_along(e, op, -ECANCELED);
 		talloc_free(op);
 		n++;
 		i = 0;	/* the callback may have queued or cancelled more */

@@ -30,6 +30,7 @@ struct aiod_engine_stats {
 	uint64_t waited_first;	/* heads served first because a client waited for them */
 	uint64_t expedited;	/* queued operations made due sooner: a client waited for them */
 	uint64_t merged;	/* queued reads taken along by the one before them (grow) */
+	uint64_t sliced;	/* pieces of a read after which the rest went back in the queue */
 };
 
 /*
@@ -90,6 +91,22 @@ bool aiod_engine_expedite(struct aiod_engine *e, aiod_engine_match_fn match, voi
  */
 typedef uint64_t (*aiod_engine_grow_fn)(void *arg, aiod_engine_done_fn done, void *private_data);
 void aiod_engine_set_grow(struct aiod_engine *e, aiod_engine_grow_fn grow, void *arg);
+
+/*
+ * How many bytes of a queued vectored read of done/private_data the device
+ * is given at a time (whole iovecs, at least one); 0: all of it. Only on a
+ * device with a seek cost (aiod_engine_set_costs()). A request the device
+ * has started cannot be overtaken: a bulk reader's 8 MiB read (65 ms on the
+ * emulated disk) went to the device just before a 200 Mbit/s stream opened,
+ * and the stream's first chunk missed a client buffer of 84 ms. After each
+ * piece the rest goes back in the queue with its deadline: a read due
+ * sooner, or one a client waits for, is taken next when the rest would make
+ * it late, and otherwise the rest follows at once where the piece ended
+ * (the read that continues the last one, engine_pick()), without a seek.
+ * The read completes once, with all its bytes.
+ */
+typedef uint32_t (*aiod_engine_slice_fn)(void *arg, aiod_engine_done_fn done, void *private_data);
+void aiod_engine_set_slice(struct aiod_engine *e, aiod_engine_slice_fn fn, void *arg);
 
 /*
  * Stream deadlines are set one round of refills earlier than the data is

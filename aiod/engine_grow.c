@@ -1,7 +1,8 @@
 /*
- * Growing and re-keying queued operations (engine.h: aiod_engine_set_grow(),
- * aiod_engine_rekey()): what a stream's owner decides about a request at the
- * moment the device takes it, not when it was queued.
+ * Growing, slicing and re-keying queued operations (engine.h:
+ * aiod_engine_set_grow(), aiod_engine_set_slice(), aiod_engine_rekey()):
+ * what a request's owner decides about it at the moment the device takes
+ * it, not when it was queued.
  *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -14,6 +15,12 @@ void aiod_engine_set_grow(struct aiod_engine *e, aiod_engine_grow_fn grow, void 
 {
 	e->grow = grow;
 	e->grow_arg = arg;
+}
+
+void aiod_engine_set_slice(struct aiod_engine *e, aiod_engine_slice_fn fn, void *arg)
+{
+	e->slice = fn;
+	e->slice_arg = arg;
 }
 
 void aiod_engine_set_rekey(struct aiod_engine *e, aiod_engine_rekey_fn fn, void *arg)
@@ -114,6 +121,34 @@ void engine_grow(struct aiod_engine *e, struct engine_op *op)
 		e->st.merged++;
 	}
 	e->st.queued = e->queue->count;
+}
+
+/*
+ * How much of op the device is given now (aiod_engine_set_slice()): all of
+ * it, or whole iovecs up to its piece; *niov says how many. Nothing is cut
+ * where seeks cost nothing (no costs set): there a second request only adds
+ * its own latency.
+ */
+uint32_t engine_piece(const struct aiod_engine *e, const struct engine_op *op, uint32_t *niov)
+{
+	uint32_t piece, len = 0, i;
+
+	*niov = op->niov;
+	if (op->kind != ENGINE_READV || e->slice == NULL || e->request_ns == 0) {
+		return op->len;
+	}
+	piece = e->slice(e->slice_arg, op->done, op->private_data);
+	if (piece == 0 || piece >= op->len) {
+		return op->len;
+	}
+	for (i = 0; i < op->niov; i++) {
+		if (i > 0 && len + op->iov[i].iov_len > piece) {
+			break;
+		}
+		len += (uint32_t)op->iov[i].iov_len;
+	}
+	*niov = i;
+	return len;
 }
 
 /*

@@ -37,6 +37,9 @@ struct engine_op {
 	aiod_engine_done_fn done;
 	void *private_data;
 	uint64_t submit_ns;	/* handed to the kernel; for the debug trace */
+	/* what the kernel was handed this time: all of len, or a piece (aiod_engine_set_slice()) */
+	uint32_t piece_len;
+	uint32_t piece_niov;
 	/* READV grown at dispatch: the reads it took along, and its own length */
 	struct engine_op *along;
 	uint32_t own_len;
@@ -68,6 +71,9 @@ struct aiod_engine {
 	/* aiod_engine_set_rekey() */
 	aiod_engine_rekey_fn rekey;
 	void *rekey_arg;
+	/* aiod_engine_set_slice() */
+	aiod_engine_slice_fn slice;
+	void *slice_arg;
 	/* aiod_engine_set_waited() */
 	aiod_engine_waited_fn waited;
 	void *waited_arg;
@@ -75,6 +81,8 @@ struct aiod_engine {
 
 /* engine_grow.c: grow op (about to go to the device) by the reads after it. */
 void engine_grow(struct aiod_engine *e, struct engine_op *op);
+/* engine_grow.c: the bytes (and iovecs) of op the device is given now. */
+uint32_t engine_piece(const struct aiod_engine *e, const struct engine_op *op, uint32_t *niov);
 /* engine_grow.c: after op's own callback, those of the reads it took along. */
 void engine_done_along(struct aiod_engine *e, struct engine_op *op, int res);
 

@@ -437,6 +437,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	aiod_engine_set_grow(ctx->engine, aiod_load_grow, ctx);
+	aiod_engine_set_slice(ctx->engine, aiod_load_slice, ctx);
 	aiod_engine_set_rekey(ctx->engine, aiod_load_rekey, ctx);
 	aiod_engine_set_waited(ctx->engine, aiod_load_waited, ctx);
 	if (aiod_qos_init(ctx, err, sizeof(err)) != 0) {

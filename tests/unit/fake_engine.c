@@ -41,6 +41,8 @@ struct aiod_engine {
 	struct fake_op *ops;
 	struct aiod_engine_stats st;
 	int fail_next;			/* 0, or the result of the next operation run */
+	aiod_engine_slice_fn slice;	/* aiod_engine_set_slice(): asked by fake_engine_op() */
+	void *slice_arg;
 };
 
 void aiod_engine_set_costs(struct aiod_engine *e, uint64_t request_ns, uint64_t media_Bps)
@@ -186,6 +188,13 @@ bool aiod_engine_expedite(struct aiod_engine *e, aiod_engine_match_fn match, voi
 	return matched;
 }
 
+/* The fake runs every operation whole; fake_engine_op() says what the owner would cut. */
+void aiod_engine_set_slice(struct aiod_engine *e, aiod_engine_slice_fn fn, void *arg)
+{
+	e->slice = fn;
+	e->slice_arg = arg;
+}
+
 /* The fake serves operations in arrival order: there is no deadline order to restore. */
 void aiod_engine_set_rekey(struct aiod_engine *e, aiod_engine_rekey_fn fn, void *arg)
 {
@@ -324,6 +333,7 @@ bool fake_engine_op(const struct aiod_engine *e, unsigned i, struct fake_engine_
 	out->off = ord[i]->off;
 	out->len = ord[i]->kind == FAKE_READV ? (uint64_t)ord[i]->n * e->block_size : ord[i]->len;
 	out->deadline_ns = ord[i]->deadline_ns;
+	out->piece = e->slice == NULL ? 0 : e->slice(e->slice_arg, ord[i]->done, ord[i]->private_data);
 	return true;
 }
 

@@ -365,6 +365,99 @@ static void test_engine_rekey_reorders_the_queue(void **state)
 	talloc_free(mem);
 }
 
+/*
+ * aiod_engine_set_slice(): X, a 4-block read due last, reaches the device
+ * first, one block at a time. B, a read elsewhere queued while X's first
+ * block is at the device, is due before the rest of X could be read: it
+ * goes next, and X completes after it with all four blocks. Due after the
+ * rest of X, B waits for it (the rest starts where the piece ended). With no
+ * slice function X goes whole and B waits either way.
+ */
+static uint32_t slice_x(void *arg, aiod_engine_done_fn fn, void *private_data)
+{
+	return fn == vdone && private_data == arg ? BLK : 0;
+}
+
+static void run_slice(bool slice, uint64_t b_due_ms, bool b_is_waited, const char *expect,
+		      uint64_t pieces)
+{
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct tevent_context *ev = tevent_context_init(mem);
+	uint8_t *bufs = talloc_zero_array(mem, uint8_t, 5 * BLK), pattern[BLK];
+	char err[256];
+	struct aiod_engine *e;
+	struct aiod_engine_stats st;
+	struct order o = { .n = 0 };
+	struct vtag x = { &o, 'X', 0 }, b = { &o, 'B', 0 };
+	uint64_t now = aiod_now_ns();
+	uint32_t xb[] = { 0, 1, 2, 3 };
+	int fd = scratch_file(1 << 20);
+
+	for (off_t i = 0; i < 4; i++) {
+		memset(pattern, (int)(0x20 + i), sizeof(pattern));
+		assert_int_equal(pwrite(fd, pattern, BLK, i * BLK), (ssize_t)BLK);
+	}
+	e = aiod_engine_create(mem, ev, 1, bufs, BLK, 5, err, sizeof(err));
+	assert_non_null(e);
+	aiod_engine_set_costs(e, 10000000, 100000000);	/* 10 ms, 100 MB/s */
+	if (slice) {
+		aiod_engine_set_slice(e, slice_x, &x);
+	}
+	if (b_is_waited) {
+		aiod_engine_set_waited(e, b_waited, &b);
+	}
+	assert_int_equal(aiod_engine_readv(e, fd, xb, 4, 0, now + 120000000000ull, vdone, &x), 0);
+	assert_int_equal(tevent_loop_once(ev), 0);	/* X (or its first piece) to the device */
+	assert_int_equal(aiod_engine_read(e, fd, 4, 0, BLK, 128 * BLK, now + b_due_ms * 1000000,
+					  vdone, &b), 0);
+	while (o.n < 2) {
+		assert_int_equal(tevent_loop_once(ev), 0);
+	}
+	assert_memory_equal(o.seen, expect, 2);
+	assert_int_equal(x.result, (int)(4 * BLK));
+	assert_int_equal(b.result, (int)BLK);
+	for (uint32_t i = 0; i < 4; i++) {
+		assert_int_equal(bufs[i * BLK], 0x20 + i);
+		assert_int_equal(bufs[i * BLK + BLK - 1], 0x20 + i);
+	}
+	aiod_engine_get_stats(e, &st);
+	assert_int_equal(st.sliced, pieces);
+	assert_int_equal(st.resubmits, 0);
+	assert_int_equal(st.completed, 2);
+	close(fd);
+	talloc_free(mem);
+}
+
+static void test_engine_slice_lets_a_due_read_in(void **state)
+{
+	(void)state;
+	run_slice(true, 1, false, "BX", 3);
+}
+
+static void test_engine_slice_rest_follows_when_it_fits(void **state)
+{
+	(void)state;
+	run_slice(true, 60000, false, "XB", 3);
+}
+
+/*
+ * A client waiting for B does not let B in between X's pieces while B is
+ * still on time after the rest (two bulk readers would seek every piece);
+ * one that would be late goes first.
+ */
+static void test_engine_slice_waited_read_in_only_when_due(void **state)
+{
+	(void)state;
+	run_slice(true, 60000, true, "XB", 3);
+	run_slice(true, 1, true, "BX", 3);
+}
+
+static void test_engine_slice_off_reads_whole(void **state)
+{
+	(void)state;
+	run_slice(false, 1, false, "XB", 0);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -378,6 +471,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_engine_grow_not_beyond_what_is_wanted),
 		cmocka_unit_test(test_engine_grow_splits_a_short_read),
 		cmocka_unit_test(test_engine_rekey_reorders_the_queue),
+		cmocka_unit_test(test_engine_slice_lets_a_due_read_in),
+		cmocka_unit_test(test_engine_slice_rest_follows_when_it_fits),
+		cmocka_unit_test(test_engine_slice_off_reads_whole),
+		cmocka_unit_test(test_engine_slice_waited_read_in_only_when_due),
 	};
 
 	if (argc > 1) {

@@ -15,7 +15,9 @@
  *    gets there, counted from the start of its latest read;
  *  - blocks a stream played through are evicted first, except the file's
  *    head (what a replay from the start needs), whether the client copied
- *    them (HIT) or held them through a READ0 lease.
+ *    them (HIT) or held them through a READ0 lease;
+ *  - where stream classes exist, best-effort loads go to a disk in pieces
+ *    (aiod_load_slice()), streams' loads whole.
  *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -350,6 +352,58 @@ static void test_ra_best_effort_readers_together(void **state)
 	aiod_open_close_all(f->ctx, &os);
 }
 
+/*
+ * Where stream classes exist, a best-effort reader's loads go to a disk in
+ * pieces of blocks_with_streams blocks (aiod_load_slice()), so a stream
+ * that opens next to a bulk copy waits for one piece, not the copy's whole
+ * request; a stream's own loads go whole. With no class and no stream
+ * nothing is cut.
+ */
+static void test_ra_best_effort_loads_in_pieces(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_opens os;
+	struct aiod_open *b;
+	struct fake_engine_op_info op;
+	unsigned k, be = 0, streams = 0;
+
+	aiod_engine_set_slice(f->ctx->engine, aiod_load_slice, f->ctx);
+	f->ctx->cfg->readahead_blocks_streams = 3;
+	memset(&os, 0, sizeof(os));
+	b = open_file(f, &os, "b0.mov");
+	assert_int_equal(b->rate_bps, 0);
+	for (uint64_t blk = 0; blk < 2; blk++) {
+		client_read(f, 0, blk);
+		aiod_readahead(f->ctx, b, blk, (uint64_t)FILE_BLKS * BS,
+			       aiod_stream_observe(f->ctx, b, blk * BS, BS));
+	}
+	for (k = 0; fake_engine_op(f->ctx->engine, k, &op); k++) {
+		if (op.fd == b->fd || op.fd == b->direct_fd) {
+			assert_int_equal(op.piece, 3 * BS);
+			be++;
+		} else {
+			assert_int_equal(op.piece, 0);
+			streams++;
+		}
+	}
+	assert_true(be > 0 && streams > 0);
+	fake_engine_run(f->ctx->engine);
+
+	aiod_open_close_all(f->ctx, &f->os);
+	assert_int_equal(f->ctx->streams, 0);
+	f->ctx->cfg->n_classes = 0;
+	for (uint64_t blk = 2; blk < 4; blk++) {
+		aiod_readahead(f->ctx, b, blk, (uint64_t)FILE_BLKS * BS,
+			       aiod_stream_observe(f->ctx, b, blk * BS, BS));
+	}
+	assert_true(fake_engine_op(f->ctx->engine, 0, &op));
+	for (k = 0; fake_engine_op(f->ctx->engine, k, &op); k++) {
+		assert_int_equal(op.piece, 0);
+	}
+	fake_engine_run(f->ctx->engine);
+	aiod_open_close_all(f->ctx, &os);
+}
+
 /* Play stream i from block 0 to block upto, the device keeping up. */
 static void play(struct fixture *f, int i, uint64_t upto)
 {
@@ -643,6 +697,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ra_ramp_follows_streams_joining, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ra_ramp_mixed_bitrates, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ra_best_effort_readers_together, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ra_best_effort_loads_in_pieces, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ra_streams_together_each_start_first, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_ra_behind_catches_up, setup, teardown),
