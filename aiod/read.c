@@ -64,13 +64,14 @@ uint32_t aiod_load_slice(void *arg, aiod_engine_done_fn done, void *private_data
 {
 	const struct aiod_ctx *ctx = arg;
 	const struct aiod_load *ld = private_data;
-	uint32_t n = ctx->cfg->readahead_blocks_streams;
+	uint64_t n = ctx->cfg->readahead_blocks_streams, bytes;
 
 	if (done != load_done || ld->open->rate_bps > 0 ||
 	    (ctx->cfg->n_classes == 0 && ctx->streams == 0)) {
 		return 0;
 	}
-	return (n > 0 ? n : 1) * ctx->cache->block_size;
+	bytes = (n > 0 ? n : 1) * ctx->cache->block_size;
+	return bytes > UINT32_MAX ? 0 : (uint32_t)bytes;
 }
 
 /* Blocks a read found still loading: their queued loads are due as the read is. */
