@@ -116,12 +116,11 @@ int aiod_load_submit(struct aiod_ctx *ctx, struct aiod_open *o, struct aiod_bloc
  */
 uint64_t aiod_load_grow(void *arg, aiod_engine_done_fn done, void *private_data);
 /*
- * The engine's aiod_engine_slice_fn (arg: the aiod_ctx): a best-effort load
- * goes to a disk in pieces of [readahead] blocks_with_streams blocks while
- * a stream may be due, that is where stream classes are configured or
- * streams are admitted; a stream's load and anything else go whole. A
- * stream that opens next to a bulk copy then waits for one piece, not for
- * the copy's whole request.
+ * The engine's aiod_engine_slice_fn (arg: the aiod_ctx): while streams are
+ * admitted, a best-effort load goes to a disk in pieces of [readahead]
+ * blocks_with_streams blocks; a stream's load and anything else go whole.
+ * A stream's read that falls due then waits for one piece, not for a bulk
+ * reader's whole request (a client's 8 MiB read).
  */
 uint32_t aiod_load_slice(void *arg, aiod_engine_done_fn done, void *private_data);
 /*
