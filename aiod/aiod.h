@@ -10,7 +10,8 @@
  *   cache_dir.c the cache's index in the region, for clients copying hits themselves
  *   edf.c       the earliest-deadline-first queue of device requests (pure)
  *   engine.c    io_uring behind the EDF queue (the only user of liburing);
- *               engine_grow.c: a read grown, cut in pieces or re-keyed at dispatch
+ *               engine_pick.c: what goes next; engine_grow.c: a read grown,
+ *               cut in pieces or re-keyed at dispatch
  *   region.c    the shared, sealed, locked buffer region
  *   qos_rates.c each QoS flow's rate per tick: reservations, limits, weights (pure)
  *   stream.c    stream classes, the pattern analyzer and deadlines

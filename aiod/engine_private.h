@@ -1,6 +1,7 @@
 /*
  * The io_uring engine's own structures, shared by engine.c (queue, ring,
- * completions) and engine_grow.c (a queued read grown or re-keyed when the
+ * completions), engine_pick.c (what goes next) and engine_grow.c (a queued
+ * read grown, cut or re-keyed when the
  * device takes it). Nothing outside the engine includes this.
  *
  * Copyright (C) 2026 rtio developers
@@ -79,6 +80,13 @@ struct aiod_engine {
 	void *waited_arg;
 };
 
+static inline bool engine_is_read(const struct engine_op *op)
+{
+	return op->kind == ENGINE_READ || op->kind == ENGINE_READV;
+}
+
+/* engine_pick.c: the queued operation the device gets next (NULL: none queued). */
+struct engine_op *engine_pick(struct aiod_engine *e);
 /* engine_grow.c: grow op (about to go to the device) by the reads after it. */
 void engine_grow(struct aiod_engine *e, struct engine_op *op);
 /* engine_grow.c: the bytes (and iovecs) of op the device is given now. */

@@ -1,0 +1,82 @@
+/*
+ * What the device gets next (engine.h: aiod_engine_set_costs()): the
+ * earliest deadline, or the read that continues the last one where that
+ * keeps every queued operation on time. engine.c's submission asks
+ * engine_pick() for each free device slot.
+ *
+ * Copyright (C) 2026 rtio developers
+ * SPDX-License-Identifier: GPL-3.0-or-later
+ */
+#include "clock.h"
+#include "edf.h"
+
+#include "engine_private.h"
+
+void aiod_engine_set_costs(struct aiod_engine *e, uint64_t request_ns, uint64_t media_Bps)
+{
+	bool on = request_ns >= 1000000 && media_Bps > 0;
+
+	e->request_ns = on ? request_ns : 0;
+	e->media_Bps = on ? media_Bps : 0;
+}
+
+static uint64_t engine_transfer_ns(const struct aiod_engine *e, uint32_t len)
+{
+	return (uint64_t)((unsigned __int128)len * 1000000000ull / e->media_Bps);
+}
+
+static uint64_t engine_cost(const struct aiod_edf_item *it, void *arg)
+{
+	const struct aiod_engine *e = arg;
+
+	return e->request_ns + engine_transfer_ns(e, ((const struct engine_op *)it)->len);
+}
+
+/* A queued read that starts where the last one handed to the kernel ended. */
+static struct engine_op *engine_continuation(struct aiod_engine *e)
+{
+	for (uint32_t i = 0; i < e->queue->count; i++) {
+		struct engine_op *op = (struct engine_op *)e->queue->heap[i];
+
+		if (engine_is_read(op) && op->fd == e->last_fd && op->off == e->last_end) {
+			return op;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The operation to hand the device next: the earliest deadline, or a read
+ * that starts where the last one ended if taking it first keeps every
+ * queued operation on time (aiod_engine_set_costs()), unless a client
+ * waits for the earliest one now (aiod_engine_set_waited()). The rest of a
+ * read the device has begun (its next piece, aiod_engine_set_slice()) gives
+ * way only to what would otherwise be late: whole, that read could not have
+ * been overtaken at all, and letting a waiting best-effort reader in between
+ * its pieces would cost two bulk readers a seek every piece.
+ */
+struct engine_op *engine_pick(struct aiod_engine *e)
+{
+	struct engine_op *head = (struct engine_op *)aiod_edf_peek(e->queue);
+	struct engine_op *op;
+	uint32_t niov;
+
+	if (head == NULL || e->request_ns == 0 || e->last_fd < 0 ||
+	    (head->fd == e->last_fd && head->off == e->last_end)) {
+		return head;
+	}
+	op = engine_continuation(e);
+	if ((op == NULL || op->done_bytes == 0) && e->waited != NULL &&
+	    e->waited(e->waited_arg, head->done, head->private_data)) {
+		e->st.waited_first++;
+		return head;
+	}
+	/* Only the piece the device would be given now goes first (engine_piece()). */
+	if (op == NULL ||
+	    !aiod_edf_fits_first(e->queue, &op->item, engine_transfer_ns(e, engine_piece(e, op, &niov)),
+				 aiod_now_ns(), engine_cost, e)) {
+		return head;
+	}
+	e->st.continued++;
+	return op;
+}
