@@ -60,6 +60,7 @@ struct aiod_load {
 	struct aiod_ctx *ctx;
 	struct aiod_open *open;
 	uint32_t n;
+	bool miss;	/* a client's read found the blocks missing (not read-ahead) */
 	struct aiod_block *b[RTIO_MAX_SEGS];
 };
 
@@ -105,9 +106,12 @@ void aiod_read0_finish(struct aiod_req *r);
  */
 void aiod_read_hit(struct aiod_ctx *ctx, struct aiod_peer *p, struct aiod_open *o, uint64_t off,
 		   uint32_t len);
-/* One disk read of the n contiguous LOADING blocks b of o's file. */
+/*
+ * One disk read of the n contiguous LOADING blocks b of o's file; miss: a
+ * client's read found them missing (false: read-ahead).
+ */
 int aiod_load_submit(struct aiod_ctx *ctx, struct aiod_open *o, struct aiod_block **b, uint32_t n,
-		     uint64_t deadline_ns);
+		     uint64_t deadline_ns, bool miss);
 /*
  * The engine's aiod_engine_grow_fn (arg: the aiod_ctx): a stream's load may
  * grow, when the device takes it, to what keeps up with every stream
@@ -116,11 +120,12 @@ int aiod_load_submit(struct aiod_ctx *ctx, struct aiod_open *o, struct aiod_bloc
  */
 uint64_t aiod_load_grow(void *arg, aiod_engine_done_fn done, void *private_data);
 /*
- * The engine's aiod_engine_slice_fn (arg: the aiod_ctx): while streams are
- * admitted, a best-effort load goes to a disk in pieces of [readahead]
- * blocks_with_streams blocks; a stream's load and anything else go whole.
- * A stream's read that falls due then waits for one piece, not for a bulk
- * reader's whole request (a client's 8 MiB read).
+ * The engine's aiod_engine_slice_fn (arg: the aiod_ctx): a best-effort load
+ * goes to a disk in pieces of [readahead] blocks_with_streams blocks while
+ * streams are admitted, and a client's miss also wherever stream classes
+ * exist (a stream may open while it is on the disk); a stream's load and
+ * anything else go whole. A stream's read that falls due then waits for one
+ * piece, not for a bulk reader's whole request (a client's 8 MiB read).
  */
 uint32_t aiod_load_slice(void *arg, aiod_engine_done_fn done, void *private_data);
 /*

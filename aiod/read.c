@@ -66,12 +66,18 @@ uint32_t aiod_load_slice(void *arg, aiod_engine_done_fn done, void *private_data
 	const struct aiod_load *ld = private_data;
 	uint64_t n = ctx->cfg->readahead_blocks_streams, bytes;
 
+	if (done != load_done || ld->open->rate_bps > 0) {
+		return 0;
+	}
 	/*
-	 * Only while streams are admitted: cut while nothing plays, a lone
-	 * copy's 16 MiB requests cost it 2.5 % on the emulated disk
-	 * (rt-ab-20261129-1343.md), for a stream that may never open.
+	 * Read-ahead only while streams are admitted: cut while nothing plays,
+	 * a lone copy's 16 MiB requests cost it 2.5 % on the emulated disk
+	 * (rt-ab-20261129-1343.md), for a stream that may never open. A
+	 * client's miss is cut wherever classes exist: it is what a stream
+	 * opening at that instant finds on the disk (a copy's first 8 MiB read,
+	 * rt-ab-20261129-1353.md), and a copy misses rarely once read-ahead runs.
 	 */
-	if (done != load_done || ld->open->rate_bps > 0 || ctx->streams == 0) {
+	if (ctx->streams == 0 && !(ld->miss && ctx->cfg->n_classes > 0)) {
 		return 0;
 	}
 	bytes = (n > 0 ? n : 1) * ctx->cache->block_size;
@@ -140,7 +146,7 @@ uint64_t aiod_load_rekey(void *arg, aiod_engine_done_fn done, void *private_data
  * and released.
  */
 int aiod_load_submit(struct aiod_ctx *ctx, struct aiod_open *o, struct aiod_block **b,
-		       uint32_t n, uint64_t deadline_ns)
+		       uint32_t n, uint64_t deadline_ns, bool miss)
 {
 	struct aiod_load *ld = talloc(ctx, struct aiod_load);
 	uint32_t idx[RTIO_MAX_SEGS];
@@ -150,6 +156,7 @@ int aiod_load_submit(struct aiod_ctx *ctx, struct aiod_open *o, struct aiod_bloc
 		ld->ctx = ctx;
 		ld->open = o;
 		ld->n = n;
+		ld->miss = miss;
 		for (uint32_t i = 0; i < n; i++) {
 			ld->b[i] = b[i];
 			idx[i] = b[i]->idx;
@@ -425,7 +432,7 @@ bool aiod_read0_start(struct aiod_req *r)
 		}
 		/* Contiguous misses go to the disk as one request. */
 		if (nrun > 0 && (blk > last || b != NULL)) {
-			(void)aiod_load_submit(ctx, o, run, nrun, demand_deadline);	/* failures reach waiters */
+			(void)aiod_load_submit(ctx, o, run, nrun, demand_deadline, true);	/* failures reach waiters */
 			nrun = 0;
 		}
 		if (blk > last) {

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "log.h"
+#include "dataplane.h"
 #include "requests.h"
 #include "streams.h"
 
@@ -90,6 +91,61 @@ static void test_read_waits_for_a_free_block(void **state)
 	}
 }
 
+/*
+ * A client's miss of several blocks goes to a disk in pieces of
+ * blocks_with_streams blocks where stream classes exist, though no stream
+ * plays (one may open while the miss is on the disk); where none exists it
+ * goes whole. Best-effort read-ahead is cut only while streams play.
+ */
+static void test_miss_in_pieces_where_classes_exist(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_ctx *ctx = f->ctx;
+	struct aiod_open *o = open_of(f, f->file_id);
+	struct fake_engine_op_info op;
+	union rtio_msg m;
+
+	aiod_engine_set_slice(ctx->engine, aiod_load_slice, ctx);
+	ctx->cfg->readahead_blocks_streams = 1;
+	ctx->cfg->classes[0] = (struct aiod_stream_class){ .name = "hd", .match = "*.mxf",
+							  .bitrate = 100000000ull,
+							  .prebuffer_ms = 1000 };
+	for (unsigned classes = 0; classes < 2; classes++) {
+		uint64_t off = (uint64_t)classes * 2 * BS;	/* sequential: whole blocks */
+		bool seen = false;
+
+		ctx->cfg->n_classes = classes;
+		for (uint64_t blk = off / BS; blk < off / BS + 2; blk++) {
+			struct aiod_block *b = aiod_cache_find(ctx->cache, o->file->dev,
+							       o->file->ino, blk);
+
+			if (b != NULL) {
+				aiod_cache_detach(ctx->cache, b);	/* round 0 read it ahead */
+			}
+		}
+		send_io(f, RTIO_OP_READ0, off, 2 * BS);
+		assert_int_equal(ctx->streams, 0);
+		for (unsigned k = 0; fake_engine_op(ctx->engine, k, &op); k++) {
+			if (op.off == off) {
+				assert_int_equal(op.len, 2 * BS);
+				assert_int_equal(op.piece, classes > 0 ? BS : 0);
+				seen = true;
+			} else {
+				assert_int_equal(op.piece, 0);	/* read-ahead */
+			}
+		}
+		assert_true(seen);
+		(void)fake_engine_run(ctx->engine);
+		assert_true(reply(f, &m));
+		check_bytes(f, &m.io_rep, off, 2 * BS);
+		send_release(f, m.io_rep.token);
+		while (fake_engine_run(ctx->engine) > 0) {
+			;	/* read-ahead the reads started */
+		}
+	}
+	ctx->cfg->n_classes = 0;
+}
+
 /* Dispatch rules come from the opcode's row: unknown file, bad range, control op. */
 static void test_dispatch_rejects(void **state)
 {
@@ -120,6 +176,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_read_miss_then_hit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_read_waits_for_a_free_block, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dispatch_rejects, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_miss_in_pieces_where_classes_exist, setup,
+						teardown),
 	};
 
 	if (argc > 1) {
