@@ -1,8 +1,8 @@
 /*
  * The io_uring engine's own structures, shared by engine.c (queue, ring,
  * completions), engine_pick.c (what goes next) and engine_grow.c (a queued
- * read grown, cut or re-keyed when the
- * device takes it). Nothing outside the engine includes this.
+ * read grown, cut or re-keyed when the device takes it). Nothing outside the
+ * engine includes this.
  *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later

@@ -16,8 +16,9 @@
  *  - blocks a stream played through are evicted first, except the file's
  *    head (what a replay from the start needs), whether the client copied
  *    them (HIT) or held them through a READ0 lease;
- *  - while streams are admitted, best-effort loads go to a disk in pieces
- *    (aiod_load_slice()), streams' loads whole.
+ *  - while streams are admitted, best-effort read-ahead goes to a disk in
+ *    pieces (aiod_load_slice()), streams' loads whole (a client's miss:
+ *    test_dataplane.c).
  *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -356,8 +357,8 @@ static void test_ra_best_effort_readers_together(void **state)
  * While streams are admitted, a best-effort reader's loads go to a disk in
  * pieces of blocks_with_streams blocks (aiod_load_slice()), so a stream
  * read that falls due waits for one piece, not the reader's whole request;
- * a stream's own loads go whole. With no stream admitted nothing is cut,
- * stream classes or not: a lone copy keeps its long requests.
+ * a stream's own loads go whole. With no stream admitted read-ahead is not
+ * cut, stream classes or not: a lone copy keeps its long requests.
  */
 static void test_ra_best_effort_loads_in_pieces(void **state)
 {
