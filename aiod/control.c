@@ -73,6 +73,19 @@ static void fill_stats(struct aiod_ctx *ctx, struct rtio_stats_rep *r)
 	r->local_reads = ctx->st.local_reads;
 	r->local_bytes = ctx->st.local_bytes;
 	{
+		struct aiod_engine_stats es;
+
+		aiod_engine_get_stats(ctx->engine, &es);
+		r->engine_queued = es.queued;
+		r->engine_inflight = es.inflight;
+		r->engine_continued = es.continued;
+		r->engine_waited_first = es.waited_first;
+		r->engine_expedited = es.expedited;
+		r->engine_merged = es.merged;
+		r->engine_sliced = es.sliced;
+		r->engine_resubmits = es.resubmits;
+	}
+	{
 		uint32_t flows, paced;
 
 		aiod_qos_counts(ctx, &flows, &paced);

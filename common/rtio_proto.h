@@ -267,6 +267,15 @@ struct rtio_stats_rep {
 	uint64_t writes_held;		/* write replies held: the writer was ahead of the disk */
 	uint64_t admission_waiting;	/* class streams served best effort now, waiting for room */
 	uint64_t startup_debt;		/* bytes of their windows started streams still owe */
+	/* aiod's I/O engine: what its scheduler did (aiod(8), [engine]) */
+	uint64_t engine_queued;		/* device requests waiting for a slot now */
+	uint64_t engine_inflight;	/* device requests in the kernel now */
+	uint64_t engine_continued;	/* reads served where the last ended, before an earlier deadline */
+	uint64_t engine_waited_first;	/* earliest deadlines served first because a client waited */
+	uint64_t engine_expedited;	/* queued requests made due sooner because a client waited */
+	uint64_t engine_merged;		/* queued stream reads taken along by the one before them */
+	uint64_t engine_sliced;		/* pieces of best-effort reads after which the rest was queued */
+	uint64_t engine_resubmits;	/* short transfers and -EAGAIN, resubmitted */
 };
 
 /* FILE_STATS: the index-th file aiod knows; -ENOENT past the last. */
@@ -525,7 +534,8 @@ _Static_assert(sizeof(struct rtio_close_req) == 40, "rtio_close_req");
 _Static_assert(sizeof(struct rtio_ftruncate_req) == 48, "rtio_ftruncate_req");
 _Static_assert(sizeof(struct rtio_unlink_req) == 48, "rtio_unlink_req");
 _Static_assert(sizeof(struct rtio_invalidate_req) == 56, "rtio_invalidate_req");
-_Static_assert(sizeof(struct rtio_stats_rep) == 384, "rtio_stats_rep");
+_Static_assert(sizeof(struct rtio_stats_rep) == 448, "rtio_stats_rep");
+_Static_assert(offsetof(struct rtio_stats_rep, engine_queued) == 384, "rtio_stats_rep.engine_queued");
 _Static_assert(offsetof(struct rtio_stats_rep, local_reads) == 344, "rtio_stats_rep.local_reads");
 _Static_assert(sizeof(struct rtio_file_stats_req) == 40, "rtio_file_stats_req");
 _Static_assert(sizeof(struct rtio_file_stats_rep) == 208, "rtio_file_stats_rep");

@@ -81,6 +81,21 @@ const struct aiodctl_stat_field aiodctl_stat_fields[] = {
 	  "Changes by writers aiod was not told about."),
 	F(outside_blocks, COUNTER, "rtio_outside_dropped_blocks_total",
 	  "Cached blocks dropped for outside changes."),
+	F(engine_queued, GAUGE, "rtio_engine_queued_requests",
+	  "Device requests waiting in aiod's deadline queue for a slot ([engine] queue_depth)."),
+	F(engine_inflight, GAUGE, "rtio_engine_inflight_requests", "Device requests in the kernel."),
+	F(engine_continued, COUNTER, "rtio_engine_continued_reads_total",
+	  "Reads the device got where the last one ended, before an earlier deadline that stayed on time."),
+	F(engine_waited_first, COUNTER, "rtio_engine_waited_first_total",
+	  "Earliest-deadline requests the device got first because a client waited for them."),
+	F(engine_expedited, COUNTER, "rtio_engine_expedited_total",
+	  "Queued requests made due sooner because a client waited for their blocks."),
+	F(engine_merged, COUNTER, "rtio_engine_merged_reads_total",
+	  "Queued stream reads taken along, in one device request, by the read before them."),
+	F(engine_sliced, COUNTER, "rtio_engine_sliced_pieces_total",
+	  "Pieces of best-effort reads after which the rest went back in the queue ([readahead] blocks_with_streams)."),
+	F(engine_resubmits, COUNTER, "rtio_engine_resubmits_total",
+	  "Short transfers and -EAGAIN completions the engine handed to the kernel again."),
 };
 #undef F
 
