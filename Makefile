@@ -157,7 +157,7 @@ install-module: $(BUILD)/rtio.so
 
 # ---- unit tests: each built twice, plainly and with ASan + UBSan ----
 
-UNIT_TESTS := test_proto test_size test_queue test_cache test_shm_dir test_edf test_engine test_config test_stream test_session replay_session \
+UNIT_TESTS := test_proto test_size test_queue test_cache test_shm_dir test_edf test_engine test_engine_behind test_config test_stream test_session replay_session \
 	test_dataplane test_writeback test_passthrough test_readahead test_tuning test_record test_defer test_sqos test_notify \
 	test_qos_pacing test_qos_rates test_qos_policy test_qos_flows test_aiodctl test_doctor test_pagecache
 test_proto_SRC  := common/rtio_proto.c common/rtio_shm.c
@@ -168,8 +168,11 @@ test_queue_SRC  := common/rtio_queue.c
 test_cache_SRC  := aiod/cache.c aiod/cache_dir.c common/rtio_shm.c
 test_shm_dir_SRC := aiod/cache.c aiod/cache_dir.c common/rtio_shm.c
 test_edf_SRC    := aiod/edf.c
+# the io_uring engine (engine.h is its interface)
+ENGINE_SRC := aiod/engine.c aiod/engine_grow.c aiod/engine_pick.c aiod/engine_behind.c
 # the real io_uring engine on a temporary file
-test_engine_SRC := aiod/engine.c aiod/engine_grow.c aiod/engine_pick.c aiod/edf.c aiod/log.c
+test_engine_SRC := $(ENGINE_SRC) aiod/edf.c aiod/log.c
+test_engine_behind_SRC := $(test_engine_SRC)
 # config.c hands [qos.NAME] sections to the policy unit
 QOS_POLICY_SRC := aiod/qos_policy.c aiod/qos_match.c aiod/qos_rule.c aiod/qos_values.c
 # what aiod/config.c needs: value parsers, the ini reader, section families, keys as text, the policy
@@ -185,11 +188,11 @@ test_config_SRC := aiod/config.c $(CONFIG_SRC) aiod/config_dump.c aiod/tuning.c 
 # the machine's RAM is the test's to choose ([cache] size larger than RAM)
 test_config_CFLAGS := -Wl,--wrap=aiod_phys_mem_bytes
 test_stream_SRC := aiod/stream.c aiod/admission.c aiod/besteffort.c aiod/config.c $(CONFIG_SRC) aiod/log.c aiod/cache.c aiod/cache_dir.c \
-	aiod/engine.c aiod/engine_grow.c aiod/engine_pick.c aiod/edf.c aiod/profile.c common/rtio_size.c
+	$(ENGINE_SRC) aiod/edf.c aiod/profile.c common/rtio_size.c
 test_tuning_SRC := aiod/tuning.c aiod/calibrate.c aiod/profile.c aiod/admission.c aiod/config.c $(CONFIG_SRC) aiod/log.c \
-	aiod/engine.c aiod/engine_grow.c aiod/engine_pick.c aiod/edf.c common/rtio_size.c
+	$(ENGINE_SRC) aiod/edf.c common/rtio_size.c
 test_record_SRC := aiod/record.c aiod/admission.c aiod/profile.c aiod/config.c $(CONFIG_SRC) aiod/log.c \
-	aiod/engine.c aiod/engine_grow.c aiod/engine_pick.c aiod/edf.c common/rtio_size.c
+	$(ENGINE_SRC) aiod/edf.c common/rtio_size.c
 # the QoS policy is pure: talloc and the size parser, nothing else
 test_qos_policy_SRC := aiod/qos_policy.c aiod/qos_match.c aiod/qos_rule.c aiod/qos_values.c common/rtio_size.c
 test_qos_policy_LIBS := $(PKG_LIBS_TALLOC)
@@ -215,7 +218,7 @@ test_session_SRC := $(AIOD_INPROC_SRC) $(CLIENT_SRC)
 test_qos_flows_SRC := $(AIOD_INPROC_SRC)
 # the request layer against a fake engine, linked without liburing: the engine
 # interface (aiod/engine.h) is the only door to it
-test_dataplane_SRC := $(filter-out aiod/engine.c aiod/engine_grow.c aiod/engine_pick.c,$(AIOD_INPROC_SRC)) tests/unit/fake_engine.c
+test_dataplane_SRC := $(filter-out $(ENGINE_SRC),$(AIOD_INPROC_SRC)) tests/unit/fake_engine.c
 test_dataplane_LIBS := $(shell pkg-config --libs talloc tevent 2>/dev/null) -lm
 test_writeback_SRC := $(test_dataplane_SRC)
 test_writeback_LIBS := $(test_dataplane_LIBS)

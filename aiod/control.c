@@ -83,6 +83,7 @@ static void fill_stats(struct aiod_ctx *ctx, struct rtio_stats_rep *r)
 		r->engine_expedited = es.expedited;
 		r->engine_merged = es.merged;
 		r->engine_sliced = es.sliced;
+		r->engine_behind = es.behind;
 		r->engine_resubmits = es.resubmits;
 	}
 	{

@@ -60,7 +60,6 @@ struct aiod_load {
 	struct aiod_ctx *ctx;
 	struct aiod_open *open;
 	uint32_t n;
-	bool miss;	/* a client's read found the blocks missing (not read-ahead) */
 	struct aiod_block *b[RTIO_MAX_SEGS];
 };
 
@@ -107,11 +106,10 @@ void aiod_read0_finish(struct aiod_req *r);
 void aiod_read_hit(struct aiod_ctx *ctx, struct aiod_peer *p, struct aiod_open *o, uint64_t off,
 		   uint32_t len);
 /*
- * One disk read of the n contiguous LOADING blocks b of o's file; miss: a
- * client's read found them missing (false: read-ahead).
+ * One disk read of the n contiguous LOADING blocks b of o's file.
  */
 int aiod_load_submit(struct aiod_ctx *ctx, struct aiod_open *o, struct aiod_block **b, uint32_t n,
-		     uint64_t deadline_ns, bool miss);
+		     uint64_t deadline_ns);
 /*
  * The engine's aiod_engine_grow_fn (arg: the aiod_ctx): a stream's load may
  * grow, when the device takes it, to what keeps up with every stream
@@ -122,12 +120,13 @@ uint64_t aiod_load_grow(void *arg, aiod_engine_done_fn done, void *private_data)
 /*
  * The engine's aiod_engine_slice_fn (arg: the aiod_ctx): a best-effort load
  * goes to a disk in pieces of [readahead] blocks_with_streams blocks while
- * streams are admitted, and a client's miss also wherever stream classes
- * exist (a stream may open while it is on the disk); a stream's load and
- * anything else go whole. A stream's read that falls due then waits for one
+ * streams are admitted, so a stream's read that falls due waits for one
  * piece, not for a bulk reader's whole request (a client's 8 MiB read).
+ * While none is admitted but stream classes exist (one may open while the
+ * load is on the disk), in pieces half as large, one behind the other. A
+ * stream's load and anything else go whole.
  */
-uint32_t aiod_load_slice(void *arg, aiod_engine_done_fn done, void *private_data);
+uint32_t aiod_load_slice(void *arg, aiod_engine_done_fn done, void *private_data, bool *behind);
 /*
  * The engine's aiod_engine_rekey_fn (arg: the aiod_ctx): a stream's load
  * queued with old_round_ns is due new_round_ns earlier instead; anything

@@ -117,9 +117,11 @@ static void engine_submit(struct tevent_context *ev, struct tevent_immediate *im
 	(void)ev;
 	(void)im;
 	e->submit_armed = false;
-	while (e->st.inflight < e->depth) {
-		struct engine_op *op = engine_pick(e);
+	/* With every slot taken, one piece more may go behind a piece of the same read. */
+	while (e->st.inflight <= e->depth) {
+		struct engine_op *op = e->st.inflight < e->depth ? engine_pick(e) : engine_pick_behind(e);
 		struct io_uring_sqe *sqe;
+		bool behind;
 
 		if (op == NULL) {
 			break;
@@ -130,11 +132,19 @@ static void engine_submit(struct tevent_context *ev, struct tevent_immediate *im
 		}
 		aiod_edf_remove(e->queue, &op->item);
 		engine_grow(e, op);
-		op->piece_len = engine_piece(e, op, &op->piece_niov);
+		op->piece_len = engine_piece(e, op, &op->piece_niov, &behind);
+		if (behind && op->piece_len < op->len) {
+			struct engine_op *piece = engine_split(e, op, op->piece_len, op->piece_niov);
+
+			if (piece != NULL) {
+				op = piece;	/* the read itself is back in the queue with the rest */
+			}
+		}
 		if (engine_is_read(op)) {
 			e->last_fd = op->fd;
 			e->last_end = op->off + op->piece_len;
 		}
+		op->in_kernel = true;
 		engine_prep(e, sqe, op);
 		engine_trace_submit(e, op);
 		e->st.inflight++;
@@ -155,26 +165,23 @@ static void engine_submit(struct tevent_context *ev, struct tevent_immediate *im
 	e->st.submitted += n;
 }
 
-/* Drop the first n bytes of a READV's vector. */
-static void engine_iov_advance(struct engine_op *op, uint32_t n)
+void engine_finish(struct aiod_engine *e, struct engine_op *op, int res)
 {
-	uint32_t i = 0;
-
-	while (i < op->niov && n >= op->iov[i].iov_len) {
-		n -= (uint32_t)op->iov[i].iov_len;
-		i++;
+	if ((op->parent != NULL || op->children > 0 || op->short_seen) &&
+	    !engine_behind_finish(e, op, &res)) {
+		return;	/* a piece, or a read whose pieces are still in the kernel */
 	}
-	memmove(op->iov, op->iov + i, (op->niov - i) * sizeof(op->iov[0]));
-	op->niov -= i;
-	if (op->niov > 0) {
-		op->iov[0].iov_base = (uint8_t *)op->iov[0].iov_base + n;
-		op->iov[0].iov_len -= n;
-	}
+	e->st.completed++;
+	op->done(op->private_data, res < 0 || op->own_len == 0 ? res :
+				   (int)((uint32_t)res < op->own_len ? (uint32_t)res : op->own_len));
+	engine_done_along(e, op, res);
+	talloc_free(op);
 }
 
 static void engine_complete(struct aiod_engine *e, struct engine_op *op, int res)
 {
 	e->st.inflight--;
+	op->in_kernel = false;
 	engine_trace_complete(op, res);
 	if (res == -EAGAIN || res == -EINTR) {
 		e->st.resubmits++;
@@ -182,7 +189,7 @@ static void engine_complete(struct aiod_engine *e, struct engine_op *op, int res
 	}
 	if (res > 0 && op->kind != ENGINE_FSYNC && op->kind != ENGINE_WRITEBACK) {
 		op->done_bytes += (uint32_t)res;
-		if ((uint32_t)res < op->len) {
+		if ((uint32_t)res < op->len && !op->short_seen) {
 			/*
 			 * A piece (aiod_engine_set_slice()) or a short transfer:
 			 * the rest goes back in the queue, from where it stopped.
@@ -211,18 +218,11 @@ static void engine_complete(struct aiod_engine *e, struct engine_op *op, int res
 	} else if (res < 0 && op->done_bytes > 0) {
 		res = (int)op->done_bytes;	/* report what made it */
 	}
-	e->st.completed++;
-	op->done(op->private_data, res < 0 || op->own_len == 0 ? res :
-				   (int)((uint32_t)res < op->own_len ? (uint32_t)res : op->own_len));
-	engine_done_along(e, op, res);
-	talloc_free(op);
+	engine_finish(e, op, res);
 	return;
 requeue:
 	if (aiod_edf_push(e->queue, &op->item) != 0) {
-		e->st.completed++;
-		op->done(op->private_data, -ENOMEM);
-		engine_done_along(e, op, -ENOMEM);
-		talloc_free(op);
+		engine_finish(e, op, -ENOMEM);
 		return;
 	}
 	e->st.queued = e->queue->count;
@@ -286,7 +286,8 @@ struct aiod_engine *aiod_engine_create(TALLOC_CTX *mem_ctx, struct tevent_contex
 	e->nblocks = nblocks;
 	e->depth = queue_depth;
 	talloc_set_destructor(e, engine_destructor);
-	while (entries < queue_depth) {
+	/* One entry more: a piece may go behind another with every slot taken (engine_pick_behind()). */
+	while (entries < queue_depth + 1) {
 		entries <<= 1;
 	}
 	memset(&p, 0, sizeof(p));
@@ -458,7 +459,9 @@ unsigned aiod_engine_cancel(struct aiod_engine *e, aiod_engine_done_fn done,
 	while (i < e->queue->count) {
 		struct engine_op *op = (struct engine_op *)e->queue->heap[i];
 
-		if (op->done != done || !match(op->private_data, arg)) {
+		/* A read in pieces (or one of them) has buffers in the kernel: it finishes normally. */
+		if (op->done != done || op->parent != NULL || op->children > 0 ||
+		    !match(op->private_data, arg)) {
 			i++;
 			continue;
 		}

@@ -81,7 +81,8 @@ static struct engine_op *engine_next_along(struct aiod_engine *e, const struct e
 		struct engine_op *y = (struct engine_op *)e->queue->heap[i];
 
 		if (y->kind == ENGINE_READV && y->fd == op->fd && y->done == op->done &&
-		    y->off == op->off + op->len && y->along == NULL && y->done_bytes == 0) {
+		    y->off == op->off + op->len && y->along == NULL && y->done_bytes == 0 &&
+		    y->parent == NULL) {
 			return y;
 		}
 	}
@@ -99,7 +100,8 @@ void engine_grow(struct aiod_engine *e, struct engine_op *op)
 	struct engine_op **tail = &op->along;
 	uint64_t want;
 
-	if (e->grow == NULL || op->kind != ENGINE_READV || op->along != NULL || op->done_bytes > 0) {
+	if (e->grow == NULL || op->kind != ENGINE_READV || op->along != NULL || op->done_bytes > 0 ||
+	    op->parent != NULL) {
 		return;
 	}
 	want = e->grow(e->grow_arg, op->done, op->private_data);
@@ -127,17 +129,19 @@ void engine_grow(struct aiod_engine *e, struct engine_op *op)
  * How much of op the device is given now (aiod_engine_set_slice()): all of
  * it, or whole iovecs up to its piece; *niov says how many. Nothing is cut
  * where seeks cost nothing (no costs set): there a second request only adds
- * its own latency.
+ * its own latency. A piece is never cut again.
  */
-uint32_t engine_piece(const struct aiod_engine *e, const struct engine_op *op, uint32_t *niov)
+uint32_t engine_piece(const struct aiod_engine *e, const struct engine_op *op, uint32_t *niov,
+		      bool *behind)
 {
 	uint32_t piece, len = 0, i;
 
 	*niov = op->niov;
-	if (op->kind != ENGINE_READV || e->slice == NULL || e->request_ns == 0) {
+	*behind = false;
+	if (op->kind != ENGINE_READV || e->slice == NULL || e->request_ns == 0 || op->parent != NULL) {
 		return op->len;
 	}
-	piece = e->slice(e->slice_arg, op->done, op->private_data);
+	piece = e->slice(e->slice_arg, op->done, op->private_data, behind);
 	if (piece == 0 || piece >= op->len) {
 		return op->len;
 	}
@@ -174,5 +178,21 @@ void engine_done_along(struct aiod_engine *e, struct engine_op *op, int res)
 		e->st.completed++;
 		y->done(y->private_data, part);
 		talloc_free(y);
+	}
+}
+
+void engine_iov_advance(struct engine_op *op, uint32_t n)
+{
+	uint32_t i = 0;
+
+	while (i < op->niov && n >= op->iov[i].iov_len) {
+		n -= (uint32_t)op->iov[i].iov_len;
+		i++;
+	}
+	memmove(op->iov, op->iov + i, (op->niov - i) * sizeof(op->iov[0]));
+	op->niov -= i;
+	if (op->niov > 0) {
+		op->iov[0].iov_base = (uint8_t *)op->iov[0].iov_base + n;
+		op->iov[0].iov_len -= n;
 	}
 }

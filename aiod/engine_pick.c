@@ -60,6 +60,7 @@ struct engine_op *engine_pick(struct aiod_engine *e)
 	struct engine_op *head = (struct engine_op *)aiod_edf_peek(e->queue);
 	struct engine_op *op;
 	uint32_t niov;
+	bool behind;
 
 	if (head == NULL || e->request_ns == 0 || e->last_fd < 0 ||
 	    (head->fd == e->last_fd && head->off == e->last_end)) {
@@ -73,10 +74,47 @@ struct engine_op *engine_pick(struct aiod_engine *e)
 	}
 	/* Only the piece the device would be given now goes first (engine_piece()). */
 	if (op == NULL ||
-	    !aiod_edf_fits_first(e->queue, &op->item, engine_transfer_ns(e, engine_piece(e, op, &niov)),
+	    !aiod_edf_fits_first(e->queue, &op->item,
+				 engine_transfer_ns(e, engine_piece(e, op, &niov, &behind)),
 				 aiod_now_ns(), engine_cost, e)) {
 		return head;
 	}
 	e->st.continued++;
+	return op;
+}
+
+/*
+ * With every device slot taken: the next piece of the read whose piece the
+ * device is on, to wait in the kernel right behind it (aiod_engine_slice_fn's
+ * *behind), where it keeps every queued operation on time counting the piece
+ * ahead of it. The read has begun, so, as in engine_pick(), a client waiting
+ * for the head does not stop it; only a deadline does.
+ */
+struct engine_op *engine_pick_behind(struct aiod_engine *e)
+{
+	struct engine_op *head = (struct engine_op *)aiod_edf_peek(e->queue);
+	struct engine_op *op;
+	uint32_t niov;
+	uint64_t piece_ns;
+	bool behind;
+
+	if (head == NULL || e->request_ns == 0 || e->last_fd < 0) {
+		return NULL;
+	}
+	op = head->fd == e->last_fd && head->off == e->last_end ? head : engine_continuation(e);
+	if (op == NULL || op->children != 1) {
+		return NULL;
+	}
+	piece_ns = engine_transfer_ns(e, engine_piece(e, op, &niov, &behind));
+	if (!behind) {
+		return NULL;
+	}
+	if (op != head) {
+		if (!aiod_edf_fits_first(e->queue, &op->item, piece_ns, aiod_now_ns() + piece_ns,
+					 engine_cost, e)) {
+			return NULL;
+		}
+		e->st.continued++;
+	}
 	return op;
 }

@@ -1,8 +1,9 @@
 /*
  * The io_uring engine's own structures, shared by engine.c (queue, ring,
- * completions), engine_pick.c (what goes next) and engine_grow.c (a queued
- * read grown, cut or re-keyed when the device takes it). Nothing outside the
- * engine includes this.
+ * completions), engine_pick.c (what goes next), engine_grow.c (a queued
+ * read grown, cut or re-keyed when the device takes it) and engine_behind.c
+ * (a read's pieces one behind the other). Nothing outside the engine
+ * includes this.
  *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -44,6 +45,23 @@ struct engine_op {
 	/* READV grown at dispatch: the reads it took along, and its own length */
 	struct engine_op *along;
 	uint32_t own_len;
+	/*
+	 * A read in pieces one behind the other (engine_behind.c): each piece
+	 * is an op of its own whose parent is the read; the read itself keeps
+	 * the rest. short_pos (with short_seen): where the first piece that
+	 * came back short ended, bytes from the read's start, short_err its
+	 * error if it failed; parked: the read is done but for its pieces,
+	 * with park_res its own result.
+	 */
+	struct engine_op *parent;
+	uint32_t parent_pos;	/* a piece: where it starts, bytes from its parent's start */
+	uint32_t children;	/* a read: its pieces not back yet */
+	bool short_seen;
+	uint32_t short_pos;
+	int short_err;
+	int park_res;
+	bool parked;
+	bool in_kernel;
 };
 
 struct aiod_engine {
@@ -89,8 +107,29 @@ static inline bool engine_is_read(const struct engine_op *op)
 struct engine_op *engine_pick(struct aiod_engine *e);
 /* engine_grow.c: grow op (about to go to the device) by the reads after it. */
 void engine_grow(struct aiod_engine *e, struct engine_op *op);
-/* engine_grow.c: the bytes (and iovecs) of op the device is given now. */
-uint32_t engine_piece(const struct aiod_engine *e, const struct engine_op *op, uint32_t *niov);
+/*
+ * engine_grow.c: the bytes (and iovecs) of op the device is given now;
+ * *behind: the next piece may follow it into the kernel (aiod_engine_slice_fn).
+ */
+uint32_t engine_piece(const struct aiod_engine *e, const struct engine_op *op, uint32_t *niov,
+		      bool *behind);
+/* engine_grow.c: drop the first n bytes of a READV's vector. */
+void engine_iov_advance(struct engine_op *op, uint32_t n);
+/* engine_pick.c: a read's next piece to go behind the one the device is on, or NULL. */
+struct engine_op *engine_pick_behind(struct aiod_engine *e);
+/* engine_behind.c: the piece of op the device is given now, as an op of its own; NULL: none. */
+struct engine_op *engine_split(struct aiod_engine *e, struct engine_op *op, uint32_t piece,
+			       uint32_t niov);
+/*
+ * engine_behind.c: op (a piece, or a read that was given out in pieces)
+ * ended with *res. A piece tells its parent and is freed; a read whose
+ * pieces are still in the kernel waits for them. Returns true when op's
+ * callback is to run now, with *res (the read's bytes up to its first
+ * short piece).
+ */
+bool engine_behind_finish(struct aiod_engine *e, struct engine_op *op, int *res);
+/* engine.c: run op's callback (and those of the reads it took along) with res, and free it. */
+void engine_finish(struct aiod_engine *e, struct engine_op *op, int res);
 /* engine_grow.c: after op's own callback, those of the reads it took along. */
 void engine_done_along(struct aiod_engine *e, struct engine_op *op, int res);
 

@@ -60,7 +60,7 @@ uint64_t aiod_load_grow(void *arg, aiod_engine_done_fn done, void *private_data)
 	return aiod_readahead_sustain_bytes(arg, ld->open);
 }
 
-uint32_t aiod_load_slice(void *arg, aiod_engine_done_fn done, void *private_data)
+uint32_t aiod_load_slice(void *arg, aiod_engine_done_fn done, void *private_data, bool *behind)
 {
 	const struct aiod_ctx *ctx = arg;
 	const struct aiod_load *ld = private_data;
@@ -69,18 +69,25 @@ uint32_t aiod_load_slice(void *arg, aiod_engine_done_fn done, void *private_data
 	if (done != load_done || ld->open->rate_bps > 0) {
 		return 0;
 	}
-	/*
-	 * Read-ahead only while streams are admitted: cut while nothing plays,
-	 * a lone copy's 16 MiB requests cost it 2.5 % on the emulated disk
-	 * (rt-ab-20261129-1343.md), for a stream that may never open. A
-	 * client's miss is cut wherever classes exist: it is what a stream
-	 * opening at that instant finds on the disk (a copy's first 8 MiB read,
-	 * rt-ab-20261129-1353.md), and a copy misses rarely once read-ahead runs.
-	 */
-	if (ctx->streams == 0 && !(ld->miss && ctx->cfg->n_classes > 0)) {
-		return 0;
+	if (n == 0) {
+		n = 1;
 	}
-	bytes = (n > 0 ? n : 1) * ctx->cache->block_size;
+	if (ctx->streams == 0) {
+		/*
+		 * Where a stream can open (a class exists), it must not find a
+		 * copy's 16 MiB request on the disk (100 ms): the pieces are half
+		 * as large, one behind the other, so the copy loses no disk time
+		 * between them (cut one at a time, a lone copy lost 2.5 %,
+		 * rt-ab-20261129-1343.md) and a stream that opens waits for two,
+		 * as long as for one piece while streams play.
+		 */
+		if (ctx->cfg->n_classes == 0) {
+			return 0;
+		}
+		n = n > 1 ? n / 2 : 1;
+		*behind = true;
+	}
+	bytes = n * ctx->cache->block_size;
 	return bytes > UINT32_MAX ? 0 : (uint32_t)bytes;
 }
 
@@ -146,7 +153,7 @@ uint64_t aiod_load_rekey(void *arg, aiod_engine_done_fn done, void *private_data
  * and released.
  */
 int aiod_load_submit(struct aiod_ctx *ctx, struct aiod_open *o, struct aiod_block **b,
-		       uint32_t n, uint64_t deadline_ns, bool miss)
+		       uint32_t n, uint64_t deadline_ns)
 {
 	struct aiod_load *ld = talloc(ctx, struct aiod_load);
 	uint32_t idx[RTIO_MAX_SEGS];
@@ -156,7 +163,6 @@ int aiod_load_submit(struct aiod_ctx *ctx, struct aiod_open *o, struct aiod_bloc
 		ld->ctx = ctx;
 		ld->open = o;
 		ld->n = n;
-		ld->miss = miss;
 		for (uint32_t i = 0; i < n; i++) {
 			ld->b[i] = b[i];
 			idx[i] = b[i]->idx;
@@ -432,7 +438,7 @@ bool aiod_read0_start(struct aiod_req *r)
 		}
 		/* Contiguous misses go to the disk as one request. */
 		if (nrun > 0 && (blk > last || b != NULL)) {
-			(void)aiod_load_submit(ctx, o, run, nrun, demand_deadline, true);	/* failures reach waiters */
+			(void)aiod_load_submit(ctx, o, run, nrun, demand_deadline);	/* failures reach waiters */
 			nrun = 0;
 		}
 		if (blk > last) {

@@ -182,8 +182,7 @@ void aiod_readahead(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t last, ui
 
 			if (aiod_load_submit(ctx, o, run, nrun,
 					     aiod_stream_deadline(ctx, o, start * bs,
-								  (uint64_t)nrun * bs),
-					     false) != 0) {
+								  (uint64_t)nrun * bs)) != 0) {
 				return;
 			}
 			ctx->st.readahead_blocks += nrun;

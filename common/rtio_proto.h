@@ -275,6 +275,7 @@ struct rtio_stats_rep {
 	uint64_t engine_expedited;	/* queued requests made due sooner because a client waited */
 	uint64_t engine_merged;		/* queued stream reads taken along by the one before them */
 	uint64_t engine_sliced;		/* pieces of best-effort reads after which the rest was queued */
+	uint64_t engine_behind;		/* of them, pieces queued in the kernel behind another of one read */
 	uint64_t engine_resubmits;	/* short transfers and -EAGAIN, resubmitted */
 };
 
@@ -534,7 +535,7 @@ _Static_assert(sizeof(struct rtio_close_req) == 40, "rtio_close_req");
 _Static_assert(sizeof(struct rtio_ftruncate_req) == 48, "rtio_ftruncate_req");
 _Static_assert(sizeof(struct rtio_unlink_req) == 48, "rtio_unlink_req");
 _Static_assert(sizeof(struct rtio_invalidate_req) == 56, "rtio_invalidate_req");
-_Static_assert(sizeof(struct rtio_stats_rep) == 448, "rtio_stats_rep");
+_Static_assert(sizeof(struct rtio_stats_rep) == 456, "rtio_stats_rep");
 _Static_assert(offsetof(struct rtio_stats_rep, engine_queued) == 384, "rtio_stats_rep.engine_queued");
 _Static_assert(offsetof(struct rtio_stats_rep, local_reads) == 344, "rtio_stats_rep.local_reads");
 _Static_assert(sizeof(struct rtio_file_stats_req) == 40, "rtio_file_stats_req");

@@ -94,6 +94,8 @@ const struct aiodctl_stat_field aiodctl_stat_fields[] = {
 	  "Queued stream reads taken along, in one device request, by the read before them."),
 	F(engine_sliced, COUNTER, "rtio_engine_sliced_pieces_total",
 	  "Pieces of best-effort reads after which the rest went back in the queue ([readahead] blocks_with_streams)."),
+	F(engine_behind, COUNTER, "rtio_engine_behind_pieces_total",
+	  "Of those pieces, the ones handed to the kernel right behind another piece of the same read."),
 	F(engine_resubmits, COUNTER, "rtio_engine_resubmits_total",
 	  "Short transfers and -EAGAIN completions the engine handed to the kernel again."),
 };

@@ -333,7 +333,9 @@ bool fake_engine_op(const struct aiod_engine *e, unsigned i, struct fake_engine_
 	out->off = ord[i]->off;
 	out->len = ord[i]->kind == FAKE_READV ? (uint64_t)ord[i]->n * e->block_size : ord[i]->len;
 	out->deadline_ns = ord[i]->deadline_ns;
-	out->piece = e->slice == NULL ? 0 : e->slice(e->slice_arg, ord[i]->done, ord[i]->private_data);
+	out->behind = false;
+	out->piece = e->slice == NULL ? 0 : e->slice(e->slice_arg, ord[i]->done, ord[i]->private_data,
+						     &out->behind);
 	return true;
 }
 

@@ -32,6 +32,7 @@ struct fake_engine_op_info {
 	uint64_t len;		/* bytes (a vectored read: its blocks' worth) */
 	uint64_t deadline_ns;
 	uint32_t piece;		/* its owner's aiod_engine_set_slice() answer (0: none set, or whole) */
+	bool behind;		/* and whether its pieces go one behind the other */
 };
 
 /*

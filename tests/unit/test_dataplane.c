@@ -92,10 +92,10 @@ static void test_read_waits_for_a_free_block(void **state)
 }
 
 /*
- * A client's miss of several blocks goes to a disk in pieces of
- * blocks_with_streams blocks where stream classes exist, though no stream
- * plays (one may open while the miss is on the disk); where none exists it
- * goes whole. (Read-ahead with classes and no stream stays whole:
+ * A client's miss of several blocks goes to a disk in pieces where stream
+ * classes exist, though no stream plays (one may open while the miss is on
+ * the disk): half of blocks_with_streams (at least a block), one behind the
+ * other; where none exists it goes whole. (Read-ahead:
  * test_readahead.c's test_ra_best_effort_loads_in_pieces.)
  */
 static void test_miss_in_pieces_where_classes_exist(void **state)
@@ -130,6 +130,7 @@ static void test_miss_in_pieces_where_classes_exist(void **state)
 			if (op.off == off) {
 				assert_int_equal(op.len, 2 * BS);
 				assert_int_equal(op.piece, classes > 0 ? BS : 0);
+				assert_int_equal(op.behind, classes > 0);
 				seen = true;
 			}
 		}

@@ -373,8 +373,9 @@ static void test_engine_rekey_reorders_the_queue(void **state)
  * rest of X, B waits for it (the rest starts where the piece ended). With no
  * slice function X goes whole and B waits either way.
  */
-static uint32_t slice_x(void *arg, aiod_engine_done_fn fn, void *private_data)
+static uint32_t slice_x(void *arg, aiod_engine_done_fn fn, void *private_data, bool *behind)
 {
+	(void)behind;
 	return fn == vdone && private_data == arg ? BLK : 0;
 }
 

@@ -357,8 +357,10 @@ static void test_ra_best_effort_readers_together(void **state)
  * While streams are admitted, a best-effort reader's loads go to a disk in
  * pieces of blocks_with_streams blocks (aiod_load_slice()), so a stream
  * read that falls due waits for one piece, not the reader's whole request;
- * a stream's own loads go whole. With no stream admitted read-ahead is not
- * cut, stream classes or not: a lone copy keeps its long requests.
+ * a stream's own loads go whole. With no stream admitted but classes that
+ * one may open under, the pieces are half as large and go one behind the
+ * other (a lone copy loses no disk time between them); without classes
+ * read-ahead is not cut.
  */
 static void test_ra_best_effort_loads_in_pieces(void **state)
 {
@@ -382,6 +384,7 @@ static void test_ra_best_effort_loads_in_pieces(void **state)
 	for (k = 0; fake_engine_op(f->ctx->engine, k, &op); k++) {
 		if (op.fd == b->fd || op.fd == b->direct_fd) {
 			assert_int_equal(op.piece, 3 * BS);
+			assert_false(op.behind);
 			be++;
 		} else {
 			assert_int_equal(op.piece, 0);
@@ -400,7 +403,20 @@ static void test_ra_best_effort_loads_in_pieces(void **state)
 	}
 	assert_true(fake_engine_op(f->ctx->engine, 0, &op));
 	for (k = 0; fake_engine_op(f->ctx->engine, k, &op); k++) {
+		assert_int_equal(op.piece, BS);	/* 3 / 2 blocks */
+		assert_true(op.behind);
+	}
+	fake_engine_run(f->ctx->engine);
+
+	f->ctx->cfg->n_classes = 0;
+	for (uint64_t blk = 4; blk < 6; blk++) {
+		aiod_readahead(f->ctx, b, blk, (uint64_t)FILE_BLKS * BS,
+			       aiod_stream_observe(f->ctx, b, blk * BS, BS));
+	}
+	assert_true(fake_engine_op(f->ctx->engine, 0, &op));
+	for (k = 0; fake_engine_op(f->ctx->engine, k, &op); k++) {
 		assert_int_equal(op.piece, 0);
+		assert_false(op.behind);
 	}
 	fake_engine_run(f->ctx->engine);
 	aiod_open_close_all(f->ctx, &os);
