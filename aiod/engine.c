@@ -117,11 +117,11 @@ static void engine_submit(struct tevent_context *ev, struct tevent_immediate *im
 	(void)ev;
 	(void)im;
 	e->submit_armed = false;
-	/* With every slot taken, one piece more may go behind a piece of the same read. */
+	/* With every slot taken, one piece more may go behind the last (engine_pick_behind()). */
 	while (e->st.inflight <= e->depth) {
-		struct engine_op *op = e->st.inflight < e->depth ? engine_pick(e) : engine_pick_behind(e);
+		bool slot = e->st.inflight < e->depth, behind;
+		struct engine_op *op = slot ? engine_pick(e) : engine_pick_behind(e);
 		struct io_uring_sqe *sqe;
-		bool behind;
 
 		if (op == NULL) {
 			break;
@@ -145,6 +145,9 @@ static void engine_submit(struct tevent_context *ev, struct tevent_immediate *im
 			e->last_end = op->off + op->piece_len;
 		}
 		op->in_kernel = true;
+		if (!slot) {
+			e->st.behind++;
+		}
 		engine_prep(e, sqe, op);
 		engine_trace_submit(e, op);
 		e->st.inflight++;

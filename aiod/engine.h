@@ -31,7 +31,7 @@ struct aiod_engine_stats {
 	uint64_t expedited;	/* queued operations made due sooner: a client waited for them */
 	uint64_t merged;	/* queued reads taken along by the one before them (grow) */
 	uint64_t sliced;	/* pieces of a read after which the rest went back in the queue */
-	uint64_t behind;	/* of them, pieces handed to the kernel behind another of the same read */
+	uint64_t behind;	/* requests handed to the kernel behind the last with every slot taken */
 };
 
 /*
@@ -109,10 +109,11 @@ void aiod_engine_set_grow(struct aiod_engine *e, aiod_engine_grow_fn grow, void 
  * *behind (false unless set): the next piece goes to the kernel while the
  * device still reads this one, one behind the other, so the device never
  * idles between them (on the emulated disk each gap cost a copy 0.4 ms of
- * every 25 ms piece); the device may then hold one request more than
- * queue_depth, and a read due sooner waits for up to two pieces. The piece
- * behind goes only where it keeps every queued operation on time counting
- * the piece ahead of it.
+ * every 25 ms piece); so does the first piece of the reader's next read,
+ * behind the last of this one. The device may then hold one request more
+ * than queue_depth, and a read due sooner waits for up to two pieces. A
+ * piece goes behind only where it keeps every queued operation on time
+ * counting the piece ahead of it (engine_pick_behind()).
  */
 typedef uint32_t (*aiod_engine_slice_fn)(void *arg, aiod_engine_done_fn done, void *private_data,
 					 bool *behind);

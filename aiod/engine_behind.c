@@ -44,9 +44,6 @@ struct engine_op *engine_split(struct aiod_engine *e, struct engine_op *op, uint
 	c->parent = op;
 	c->parent_pos = op->done_bytes;
 	e->st.sliced++;
-	if (op->children > 0) {
-		e->st.behind++;
-	}
 	op->children++;
 	engine_iov_advance(op, piece);
 	op->off += piece;

@@ -84,11 +84,13 @@ struct engine_op *engine_pick(struct aiod_engine *e)
 }
 
 /*
- * With every device slot taken: the next piece of the read whose piece the
- * device is on, to wait in the kernel right behind it (aiod_engine_slice_fn's
- * *behind), where it keeps every queued operation on time counting the piece
- * ahead of it. The read has begun, so, as in engine_pick(), a client waiting
- * for the head does not stop it; only a deadline does.
+ * With every device slot taken: the read that starts where the last request
+ * handed to the kernel ends (the rest of the same read, or the next read of
+ * the same reader), to wait in the kernel right behind it when its owner
+ * gives it in pieces one behind the other (aiod_engine_slice_fn's *behind).
+ * The same rule as engine_pick()'s for going before the head, counting the
+ * piece ahead of it: it must keep every queued operation on time, and a
+ * client waiting for the head stops it unless it has begun.
  */
 struct engine_op *engine_pick_behind(struct aiod_engine *e)
 {
@@ -102,7 +104,7 @@ struct engine_op *engine_pick_behind(struct aiod_engine *e)
 		return NULL;
 	}
 	op = head->fd == e->last_fd && head->off == e->last_end ? head : engine_continuation(e);
-	if (op == NULL || op->children != 1) {
+	if (op == NULL) {
 		return NULL;
 	}
 	piece_ns = engine_transfer_ns(e, engine_piece(e, op, &niov, &behind));
@@ -110,7 +112,9 @@ struct engine_op *engine_pick_behind(struct aiod_engine *e)
 		return NULL;
 	}
 	if (op != head) {
-		if (!aiod_edf_fits_first(e->queue, &op->item, piece_ns, aiod_now_ns() + piece_ns,
+		if ((op->done_bytes == 0 && e->waited != NULL &&
+		     e->waited(e->waited_arg, head->done, head->private_data)) ||
+		    !aiod_edf_fits_first(e->queue, &op->item, piece_ns, aiod_now_ns() + piece_ns,
 					 engine_cost, e)) {
 			return NULL;
 		}

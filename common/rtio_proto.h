@@ -275,7 +275,7 @@ struct rtio_stats_rep {
 	uint64_t engine_expedited;	/* queued requests made due sooner because a client waited */
 	uint64_t engine_merged;		/* queued stream reads taken along by the one before them */
 	uint64_t engine_sliced;		/* pieces of best-effort reads after which the rest was queued */
-	uint64_t engine_behind;		/* of them, pieces queued in the kernel behind another of one read */
+	uint64_t engine_behind;		/* pieces handed to the kernel behind the last, every slot taken */
 	uint64_t engine_resubmits;	/* short transfers and -EAGAIN, resubmitted */
 };
 

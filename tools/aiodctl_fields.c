@@ -95,7 +95,7 @@ const struct aiodctl_stat_field aiodctl_stat_fields[] = {
 	F(engine_sliced, COUNTER, "rtio_engine_sliced_pieces_total",
 	  "Pieces of best-effort reads after which the rest went back in the queue ([readahead] blocks_with_streams)."),
 	F(engine_behind, COUNTER, "rtio_engine_behind_pieces_total",
-	  "Of those pieces, the ones handed to the kernel right behind another piece of the same read."),
+	  "Pieces of best-effort reads handed to the kernel right behind the request before them, every device slot taken."),
 	F(engine_resubmits, COUNTER, "rtio_engine_resubmits_total",
 	  "Short transfers and -EAGAIN completions the engine handed to the kernel again."),
 };

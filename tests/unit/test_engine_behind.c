@@ -116,7 +116,7 @@ static void run_behind(uint32_t file_bytes, uint64_t b_due_ms, uint64_t pieces_b
 	aiod_engine_get_stats(e, &st);
 	assert_int_equal(st.inflight, 2);
 	assert_int_equal(st.sliced, 2);
-	assert_int_equal(st.behind, 1);
+	assert_int_equal(st.behind, 1);	/* the second piece, with the one slot taken */
 	/* Its pieces are in the kernel: a cancel leaves the read to finish. */
 	assert_int_equal(aiod_engine_cancel(e, rdone, match_any, NULL), 0);
 	if (b_due_ms > 0) {
@@ -176,12 +176,77 @@ static void test_behind_due_read_waits_for_two_pieces(void **state)
 	run_behind(8 * BLK, 60000, 3);
 }
 
+/* Every read of rdone in one-block pieces, one behind the other. */
+static uint32_t slice_all(void *arg, aiod_engine_done_fn fn, void *private_data, bool *behind)
+{
+	(void)arg;
+	(void)private_data;
+	if (fn != rdone) {
+		return 0;
+	}
+	*behind = true;
+	return BLK;
+}
+
+/*
+ * X, one block, and then Y, the next 4 blocks of the same file (a reader's
+ * next read-ahead): Y's first piece goes to the kernel behind X, in the
+ * same submission (with the one slot taken by X); both read whole, never
+ * more than two requests in the kernel.
+ */
+static void test_behind_next_read_follows(void **state)
+{
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct tevent_context *ev = tevent_context_init(mem);
+	uint8_t *bufs = talloc_zero_array(mem, uint8_t, 5 * BLK);
+	char err[256];
+	struct aiod_engine *e;
+	struct aiod_engine_stats st;
+	unsigned count = 0;
+	struct rec x = { .count = &count }, y = { .count = &count };
+	uint32_t yb[] = { 1, 2, 3, 4 };
+	uint64_t now = aiod_now_ns();
+	int fd = pattern_file(8 * BLK);
+
+	(void)state;
+	e = aiod_engine_create(mem, ev, 1, bufs, BLK, 5, err, sizeof(err));
+	assert_non_null(e);
+	x.e = y.e = e;
+	aiod_engine_set_costs(e, 10000000, 100000000);
+	aiod_engine_set_slice(e, slice_all, NULL);
+	assert_int_equal(aiod_engine_read(e, fd, 0, 0, BLK, 0, now + 60000000000ull, rdone, &x), 0);
+	assert_int_equal(aiod_engine_readv(e, fd, yb, 4, BLK, now + 61000000000ull, rdone, &y), 0);
+	assert_int_equal(tevent_loop_once(ev), 0);	/* X, and Y's first piece behind it */
+	aiod_engine_get_stats(e, &st);
+	assert_int_equal(st.inflight, 2);
+	assert_int_equal(st.behind, 1);
+	assert_int_equal(st.sliced, 1);
+	while (x.calls == 0 || y.calls == 0) {
+		assert_int_equal(tevent_loop_once(ev), 0);
+		aiod_engine_get_stats(e, &st);
+		assert_true(st.inflight <= 2);
+	}
+	assert_int_equal(x.result, (int)BLK);
+	assert_int_equal(y.result, (int)(4 * BLK));
+	assert_int_equal(x.order, 0);
+	for (uint32_t i = 0; i < 5 * BLK; i++) {
+		if (bufs[i] != 0x30 + i / BLK) {
+			fail_msg("byte %u: 0x%02x", i, bufs[i]);
+		}
+	}
+	aiod_engine_get_stats(e, &st);
+	assert_int_equal(st.completed, 2);
+	close(fd);
+	talloc_free(mem);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_behind_whole_read),
 		cmocka_unit_test(test_behind_end_of_file),
 		cmocka_unit_test(test_behind_due_read_waits_for_two_pieces),
+		cmocka_unit_test(test_behind_next_read_follows),
 	};
 
 	if (argc > 1) {
