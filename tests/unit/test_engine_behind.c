@@ -80,6 +80,29 @@ static int pattern_file(uint32_t size)
 	return fd;
 }
 
+/* Run the loop until a (and b, unless NULL) completed, never more than two requests in the kernel. */
+static void drive(struct tevent_context *ev, struct aiod_engine *e, const struct rec *a,
+		  const struct rec *b)
+{
+	struct aiod_engine_stats st;
+
+	while (a->calls == 0 || (b != NULL && b->calls == 0)) {
+		assert_int_equal(tevent_loop_once(ev), 0);
+		aiod_engine_get_stats(e, &st);
+		assert_true(st.inflight <= 2);
+	}
+}
+
+/* The first n bytes of bufs are the file's (pattern_file()). */
+static void check_pattern(const uint8_t *bufs, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		if (bufs[i] != 0x30 + i / BLK) {
+			fail_msg("byte %u: 0x%02x", i, bufs[i]);
+		}
+	}
+}
+
 /*
  * X, a 4-block read of a file of file_bytes, goes in pieces one behind the
  * other; B, a one-block read elsewhere due b_due_ms from now, is queued
@@ -123,18 +146,10 @@ static void run_behind(uint32_t file_bytes, uint64_t b_due_ms, uint64_t pieces_b
 		assert_int_equal(aiod_engine_read(e, fd, 4, 0, BLK, 6 * BLK,
 						  now + b_due_ms * 1000000, rdone, &b), 0);
 	}
-	while (x.calls == 0 || (b_due_ms > 0 && b.calls == 0)) {
-		assert_int_equal(tevent_loop_once(ev), 0);
-		aiod_engine_get_stats(e, &st);
-		assert_true(st.inflight <= 2);
-	}
+	drive(ev, e, &x, b_due_ms > 0 ? &b : NULL);
 	assert_int_equal(x.calls, 1);
 	assert_int_equal(x.result, (int)expect);
-	for (uint32_t i = 0; i < expect; i++) {
-		if (bufs[i] != 0x30 + i / BLK) {
-			fail_msg("byte %u of X: 0x%02x", i, bufs[i]);
-		}
-	}
+	check_pattern(bufs, expect);
 	aiod_engine_get_stats(e, &st);
 	assert_int_equal(st.inflight, 0);
 	assert_int_equal(st.queued, 0);
@@ -221,19 +236,11 @@ static void test_behind_next_read_follows(void **state)
 	assert_int_equal(st.inflight, 2);
 	assert_int_equal(st.behind, 1);
 	assert_int_equal(st.sliced, 1);
-	while (x.calls == 0 || y.calls == 0) {
-		assert_int_equal(tevent_loop_once(ev), 0);
-		aiod_engine_get_stats(e, &st);
-		assert_true(st.inflight <= 2);
-	}
+	drive(ev, e, &x, &y);
 	assert_int_equal(x.result, (int)BLK);
 	assert_int_equal(y.result, (int)(4 * BLK));
 	assert_int_equal(x.order, 0);
-	for (uint32_t i = 0; i < 5 * BLK; i++) {
-		if (bufs[i] != 0x30 + i / BLK) {
-			fail_msg("byte %u: 0x%02x", i, bufs[i]);
-		}
-	}
+	check_pattern(bufs, 5 * BLK);
 	aiod_engine_get_stats(e, &st);
 	assert_int_equal(st.completed, 2);
 	close(fd);
