@@ -46,14 +46,41 @@ static struct engine_op *engine_continuation(struct aiod_engine *e)
 }
 
 /*
- * The operation to hand the device next: the earliest deadline, or a read
- * that starts where the last one ended if taking it first keeps every
- * queued operation on time (aiod_engine_set_costs()), unless a client
- * waits for the earliest one now (aiod_engine_set_waited()). The rest of a
- * read the device has begun (its next piece, aiod_engine_set_slice()) gives
- * way only to what would otherwise be late: whole, that read could not have
- * been overtaken at all, and letting a waiting best-effort reader in between
- * its pieces would cost two bulk readers a seek every piece.
+ * Whether op, the read that starts where the last one ended, may go to the
+ * device before head for piece_ns, the device being free from start_ns: a
+ * client waiting for head stops a read not yet begun (aiod_engine_set_waited()),
+ * and every queued operation must stay on time (aiod_edf_fits_first()).
+ * The rest of a read the device has begun (its next piece,
+ * aiod_engine_set_slice()) gives way only to what would otherwise be late:
+ * whole, that read could not have been overtaken at all, and letting a
+ * waiting best-effort reader in between its pieces would cost two bulk
+ * readers a seek every piece.
+ */
+static bool engine_before_head(struct aiod_engine *e, const struct engine_op *head,
+			       struct engine_op *op, uint64_t piece_ns, uint64_t start_ns)
+{
+	if (op->done_bytes == 0 && e->waited != NULL &&
+	    e->waited(e->waited_arg, head->done, head->private_data)) {
+		e->st.waited_first++;
+		return false;
+	}
+	if (!aiod_edf_fits_first(e->queue, &op->item, piece_ns, start_ns, engine_cost, e)) {
+		return false;
+	}
+	e->st.continued++;
+	return true;
+}
+
+/* The read that starts where the last request handed to the kernel ends: head if it does. */
+static struct engine_op *engine_next_in_line(struct aiod_engine *e, struct engine_op *head)
+{
+	return head->fd == e->last_fd && head->off == e->last_end ? head : engine_continuation(e);
+}
+
+/*
+ * The operation to hand the device next: the earliest deadline, or the read
+ * that starts where the last one ended if engine_before_head() lets it
+ * (aiod_engine_set_costs(): only where seeks cost).
  */
 struct engine_op *engine_pick(struct aiod_engine *e)
 {
@@ -62,24 +89,16 @@ struct engine_op *engine_pick(struct aiod_engine *e)
 	uint32_t niov;
 	bool behind;
 
-	if (head == NULL || e->request_ns == 0 || e->last_fd < 0 ||
-	    (head->fd == e->last_fd && head->off == e->last_end)) {
+	if (head == NULL || e->request_ns == 0 || e->last_fd < 0) {
 		return head;
 	}
-	op = engine_continuation(e);
-	if ((op == NULL || op->done_bytes == 0) && e->waited != NULL &&
-	    e->waited(e->waited_arg, head->done, head->private_data)) {
-		e->st.waited_first++;
-		return head;
-	}
+	op = engine_next_in_line(e, head);
 	/* Only the piece the device would be given now goes first (engine_piece()). */
-	if (op == NULL ||
-	    !aiod_edf_fits_first(e->queue, &op->item,
-				 engine_transfer_ns(e, engine_piece(e, op, &niov, &behind)),
-				 aiod_now_ns(), engine_cost, e)) {
+	if (op == NULL || op == head ||
+	    !engine_before_head(e, head, op, engine_transfer_ns(e, engine_piece(e, op, &niov, &behind)),
+				aiod_now_ns())) {
 		return head;
 	}
-	e->st.continued++;
 	return op;
 }
 
@@ -88,9 +107,7 @@ struct engine_op *engine_pick(struct aiod_engine *e)
  * handed to the kernel ends (the rest of the same read, or the next read of
  * the same reader), to wait in the kernel right behind it when its owner
  * gives it in pieces one behind the other (aiod_engine_slice_fn's *behind).
- * The same rule as engine_pick()'s for going before the head, counting the
- * piece ahead of it: it must keep every queued operation on time, and a
- * client waiting for the head stops it unless it has begun.
+ * Before the head, by engine_before_head(), counting the piece ahead of it.
  */
 struct engine_op *engine_pick_behind(struct aiod_engine *e)
 {
@@ -103,22 +120,14 @@ struct engine_op *engine_pick_behind(struct aiod_engine *e)
 	if (head == NULL || e->request_ns == 0 || e->last_fd < 0) {
 		return NULL;
 	}
-	op = head->fd == e->last_fd && head->off == e->last_end ? head : engine_continuation(e);
+	op = engine_next_in_line(e, head);
 	if (op == NULL) {
 		return NULL;
 	}
 	piece_ns = engine_transfer_ns(e, engine_piece(e, op, &niov, &behind));
-	if (!behind) {
+	if (!behind ||
+	    (op != head && !engine_before_head(e, head, op, piece_ns, aiod_now_ns() + piece_ns))) {
 		return NULL;
-	}
-	if (op != head) {
-		if ((op->done_bytes == 0 && e->waited != NULL &&
-		     e->waited(e->waited_arg, head->done, head->private_data)) ||
-		    !aiod_edf_fits_first(e->queue, &op->item, piece_ns, aiod_now_ns() + piece_ns,
-					 engine_cost, e)) {
-			return NULL;
-		}
-		e->st.continued++;
 	}
 	return op;
 }
