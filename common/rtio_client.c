@@ -97,6 +97,11 @@ static void close_fds(int *fds, unsigned n)
 int rtio_cl_control(struct rtio_client *c, void *req, size_t req_len, const int *send_fds,
 		    unsigned n_send_fds, union rtio_msg *rep, int *recv_fds, unsigned n_recv_fds)
 {
+	/* room for a newer aiod's longer STATS reply (rtio_proto.h); *rep gets what fits */
+	union {
+		union rtio_msg m;
+		uint8_t raw[sizeof(union rtio_msg) + RTIO_STATS_REP_ROOM];
+	} in;
 	struct rtio_hdr *h = req;
 	ssize_t got;
 	unsigned nfds = n_recv_fds;
@@ -112,14 +117,15 @@ int rtio_cl_control(struct rtio_client *c, void *req, size_t req_len, const int 
 		rtio_cl_kill(c, -ENOTCONN);
 		return -ENOTCONN;
 	}
-	got = rtio_sock_recv(c->sock, rep, sizeof(*rep), recv_fds, &nfds, c->timeout_ms);
+	got = rtio_sock_recv(c->sock, &in, sizeof(in), recv_fds, &nfds, c->timeout_ms);
 	if (got < 0) {
 		ret = got == -ETIMEDOUT ? -ETIMEDOUT : -ENOTCONN;
 		rtio_cl_kill(c, ret);
 		return ret;
 	}
-	matches = rtio_msg_verify(rep, (size_t)got, 1) == 0 && rep->hdr.opcode == h->opcode &&
-		  rep->hdr.req_id == h->req_id;
+	matches = rtio_msg_verify(&in, (size_t)got, 1) == 0 && in.m.hdr.opcode == h->opcode &&
+		  in.m.hdr.req_id == h->req_id;
+	memcpy(rep, &in, (size_t)got < sizeof(*rep) ? (size_t)got : sizeof(*rep));
 	if (matches && rep->hdr.result < 0 && nfds == 0) {
 		return rep->hdr.result;	/* aiod refused; the session itself is fine */
 	}

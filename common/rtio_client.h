@@ -122,6 +122,12 @@ int rtio_client_unlink(struct rtio_client *c, uint64_t dev, uint64_t ino);
 int rtio_client_invalidate(struct rtio_client *c, uint64_t file_id, uint64_t offset,
 			   uint64_t length);
 int rtio_client_stats(struct rtio_client *c, struct rtio_stats_rep *out);
+/*
+ * As rtio_client_stats(); *len is how many bytes of *out aiod sent: less
+ * than sizeof(*out) from an older aiod (the rest of *out is zero), so a
+ * counter is aiod's when its offset + 8 <= *len.
+ */
+int rtio_client_stats_len(struct rtio_client *c, struct rtio_stats_rep *out, size_t *len);
 /* The index-th file aiod knows (0, 1, ...); -ENOENT past the last. */
 int rtio_client_file_stats(struct rtio_client *c, uint32_t index, struct rtio_file_stats_rep *out);
 /* The index-th connected session (0, 1, ...); -ENOENT past the last. */

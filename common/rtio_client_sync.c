@@ -80,18 +80,30 @@ int rtio_client_invalidate(struct rtio_client *c, uint64_t file_id, uint64_t off
 	return control_call(c, RTIO_OP_INVALIDATE, &req, sizeof(req.invalidate_req), NULL, 0, NULL);
 }
 
-int rtio_client_stats(struct rtio_client *c, struct rtio_stats_rep *out)
+int rtio_client_stats_len(struct rtio_client *c, struct rtio_stats_rep *out, size_t *len)
 {
 	union rtio_msg req = { .hdr = { 0 } };
 	union rtio_msg rep;
+	size_t got;
 	int ret;
 
 	ret = control_call(c, RTIO_OP_STATS, &req, sizeof(req.hdr), NULL, 0, &rep);
 	if (ret < 0) {
 		return ret;
 	}
-	*out = rep.stats_rep;
+	/* verified: a whole number of counters, older or newer than ours (rtio_proto.h) */
+	got = rep.hdr.length < sizeof(*out) ? rep.hdr.length : sizeof(*out);
+	memset(out, 0, sizeof(*out));
+	memcpy(out, &rep.stats_rep, got);
+	if (len != NULL) {
+		*len = got;
+	}
 	return 0;
+}
+
+int rtio_client_stats(struct rtio_client *c, struct rtio_stats_rep *out)
+{
+	return rtio_client_stats_len(c, out, NULL);
 }
 
 int rtio_client_file_stats(struct rtio_client *c, uint32_t index, struct rtio_file_stats_rep *out)

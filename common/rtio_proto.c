@@ -98,6 +98,10 @@ int rtio_msg_verify(const void *buf, size_t len, int reply)
 	if (want == 0) {
 		return -EPROTO;
 	}
+	if (reply && h.opcode == RTIO_OP_STATS && len >= RTIO_STATS_REP_MIN_LEN &&
+	    (len - sizeof(h)) % sizeof(uint64_t) == 0) {
+		want = len;	/* older or newer than ours: whole counters (rtio_proto.h) */
+	}
 	if (h.length != len || len != want) {
 		return -EMSGSIZE;
 	}

@@ -221,6 +221,18 @@ struct rtio_unlink_req {
 	uint64_t ino;
 };
 
+/*
+ * STATS's reply is the one message that grows within a protocol version: a
+ * counter aiod adds goes at its end, one uint64_t at a time. So any whole
+ * number of counters after the header is a valid reply (rtio_msg_verify()):
+ * a client reads what an older aiod sends, the rest zero, and leaves out what
+ * a newer one adds. That keeps `aiodctl stats` working after an upgrade that
+ * has not restarted aiod yet (rtio_client_stats_len()).
+ */
+#define RTIO_STATS_REP_MIN_LEN (sizeof(struct rtio_hdr) + sizeof(uint64_t))
+/* How much longer than ours a newer aiod's reply may be (128 counters more). */
+#define RTIO_STATS_REP_ROOM 1024
+
 struct rtio_stats_rep {
 	struct rtio_hdr hdr;
 	uint64_t sessions;	/* aiod: sessions that completed CONNECT */

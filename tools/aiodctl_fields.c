@@ -5,6 +5,7 @@
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "aiodctl_fields.h"
@@ -109,4 +110,24 @@ uint64_t aiodctl_stat_value(const struct rtio_stats_rep *st, const struct aiodct
 
 	memcpy(&v, (const char *)st + f->offset, sizeof(v));
 	return v;
+}
+
+bool aiodctl_stat_sent(size_t len, const struct aiodctl_stat_field *f)
+{
+	return f->offset + sizeof(uint64_t) <= len;
+}
+
+void aiodctl_stats_note(size_t len)
+{
+	size_t sent = 0;
+
+	for (size_t i = 0; i < aiodctl_n_stat_fields; i++) {
+		sent += aiodctl_stat_sent(len, &aiodctl_stat_fields[i]);
+	}
+	if (sent < aiodctl_n_stat_fields) {
+		fprintf(stderr,
+			"aiodctl: aiod sent %zu of the %zu counters this aiodctl knows: it is older "
+			"(an upgrade that has not restarted it yet); the rest are left out\n",
+			sent, aiodctl_n_stat_fields);
+	}
 }

@@ -10,6 +10,7 @@
 #ifndef AIODCTL_FIELDS_H
 #define AIODCTL_FIELDS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,5 +33,13 @@ extern const struct aiodctl_stat_field aiodctl_stat_fields[];
 extern const size_t aiodctl_n_stat_fields;
 
 uint64_t aiodctl_stat_value(const struct rtio_stats_rep *st, const struct aiodctl_stat_field *f);
+/*
+ * Whether a STATS reply of len bytes holds f: an aiod older than this
+ * aiodctl sends fewer counters (rtio_proto.h), and the ones it does not
+ * send are left out of every output rather than shown as 0.
+ */
+bool aiodctl_stat_sent(size_t len, const struct aiodctl_stat_field *f);
+/* On stderr, when len leaves counters out: how many, and why. */
+void aiodctl_stats_note(size_t len);
 
 #endif

@@ -80,7 +80,7 @@ json_t *aiodctl_json_daemon(const struct aiodctl_snapshot *s)
 	return done(o, err);
 }
 
-json_t *aiodctl_json_stats(const struct rtio_stats_rep *st)
+json_t *aiodctl_json_stats(const struct rtio_stats_rep *st, size_t len)
 {
 	json_t *o = json_object();
 	int err = 0;
@@ -88,7 +88,9 @@ json_t *aiodctl_json_stats(const struct rtio_stats_rep *st)
 	for (size_t i = 0; o != NULL && i < aiodctl_n_stat_fields; i++) {
 		const struct aiodctl_stat_field *f = &aiodctl_stat_fields[i];
 
-		err |= aiodctl_json_put(o, f->key, aiodctl_json_u64(aiodctl_stat_value(st, f)));
+		if (aiodctl_stat_sent(len, f)) {
+			err |= aiodctl_json_put(o, f->key, aiodctl_json_u64(aiodctl_stat_value(st, f)));
+		}
 	}
 	return o == NULL ? NULL : done(o, err);
 }

@@ -16,7 +16,7 @@
 /* {"version", "pid", "start_time", "uptime_seconds", "block_size", "stream_classes": [...]} */
 json_t *aiodctl_json_daemon(const struct aiodctl_snapshot *s);
 /* aiod's counters by their stats key (aiodctl_fields.h) */
-json_t *aiodctl_json_stats(const struct rtio_stats_rep *st);
+json_t *aiodctl_json_stats(const struct rtio_stats_rep *st, size_t len);
 json_t *aiodctl_json_file(const struct rtio_file_stats_rep *f);
 json_t *aiodctl_json_session(const struct aiodctl_session *s);
 /* Set key of obj to v (a new reference, taken even on failure); -1 on any failure. */

@@ -42,11 +42,14 @@ static void family(FILE *f, const char *name, const char *type, const char *help
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-static void stat_fields(FILE *f, const struct rtio_stats_rep *st)
+static void stat_fields(FILE *f, const struct rtio_stats_rep *st, size_t len)
 {
 	for (size_t i = 0; i < aiodctl_n_stat_fields; i++) {
 		const struct aiodctl_stat_field *fd = &aiodctl_stat_fields[i];
 
+		if (!aiodctl_stat_sent(len, fd)) {
+			continue;	/* an older aiod: no sample rather than a false 0 */
+		}
 		family(f, fd->metric, fd->type == AIODCTL_COUNTER ? "counter" : "gauge", fd->help);
 		fprintf(f, "%s %" PRIu64 "\n", fd->metric, aiodctl_stat_value(st, fd));
 	}
@@ -202,7 +205,7 @@ static void sessions(FILE *f, const struct aiodctl_snapshot *s)
 int aiodctl_prom_write(FILE *f, const struct aiodctl_snapshot *s)
 {
 	daemon_info(f, s);
-	stat_fields(f, &s->stats);
+	stat_fields(f, &s->stats, s->stats_len);
 	classes(f, s);
 	sessions(f, s);
 	return ferror(f) ? -EIO : 0;

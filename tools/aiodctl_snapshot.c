@@ -93,7 +93,7 @@ int aiodctl_snapshot_take(TALLOC_CTX *mem_ctx, struct rtio_client *c,
 		return -ENOMEM;
 	}
 	s->taken_ns = now_ns();
-	ret = rtio_client_stats(c, &s->stats);
+	ret = rtio_client_stats_len(c, &s->stats, &s->stats_len);
 	if (ret == 0) {
 		ret = take_info(s, c);
 	}

@@ -39,6 +39,7 @@ struct aiodctl_session {
 struct aiodctl_snapshot {
 	uint64_t taken_ns;	/* aiodctl's monotonic clock, for rates */
 	struct rtio_stats_rep stats;
+	size_t stats_len;	/* bytes of stats aiod sent: an older aiod sends fewer counters */
 	struct rtio_info_rep info;	/* version, uptime; its class fields are in classes[] */
 	struct aiodctl_class *classes;
 	uint32_t n_classes;

@@ -24,7 +24,8 @@ static int stats_text(struct rtio_client *c)
 {
 	struct rtio_stats_rep st;
 	struct rtio_info_rep info;
-	int ret = rtio_client_stats(c, &st);
+	size_t len;
+	int ret = rtio_client_stats_len(c, &st, &len);
 
 	if (ret < 0) {
 		return aiodctl_fail("stats", ret);
@@ -32,8 +33,11 @@ static int stats_text(struct rtio_client *c)
 	for (size_t i = 0; i < aiodctl_n_stat_fields; i++) {
 		const struct aiodctl_stat_field *f = &aiodctl_stat_fields[i];
 
-		printf("%s=%" PRIu64 "\n", f->key, aiodctl_stat_value(&st, f));
+		if (aiodctl_stat_sent(len, f)) {
+			printf("%s=%" PRIu64 "\n", f->key, aiodctl_stat_value(&st, f));
+		}
 	}
+	aiodctl_stats_note(len);
 	if (rtio_client_info(c, 0, &info) == 0) {
 		printf("version=%s\nuptime_s=%" PRIu64 "\nstream_classes=%u\n", info.version,
 		       info.uptime_ms / 1000, info.n_classes);
@@ -51,7 +55,7 @@ static int stats_json(const struct aiodctl_snapshot *s)
 	}
 	err |= aiodctl_json_put(root, "aiodctl_version", json_string(RTIO_VERSION));
 	err |= aiodctl_json_put(root, "aiod", aiodctl_json_daemon(s));
-	err |= aiodctl_json_put(root, "stats", aiodctl_json_stats(&s->stats));
+	err |= aiodctl_json_put(root, "stats", aiodctl_json_stats(&s->stats, s->stats_len));
 	if (err != 0) {
 		json_decref(root);
 		root = NULL;
@@ -79,6 +83,7 @@ int aiodctl_cmd_stats(struct aiodctl *ctl, int argc, char **argv)
 		return aiodctl_fail("stats", ret);
 	}
 	rc = stats_json(s);
+	aiodctl_stats_note(s->stats_len);
 	talloc_free(s);
 	return rc;
 }

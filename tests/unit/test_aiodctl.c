@@ -97,6 +97,8 @@ static struct aiodctl_snapshot *fixture(TALLOC_CTX *mem)
 	s->info.block_size = 1 << 20;
 	s->stats.bytes_read = 4096;
 	s->stats.sessions = 2;
+	s->stats.engine_resubmits = 3;
+	s->stats_len = sizeof(s->stats);
 	s->n_classes = 1;
 	s->classes = talloc_zero_array(s, struct aiodctl_class, 1);
 	assert_non_null(s->classes);
@@ -146,6 +148,36 @@ static void test_prom_samples(void **state)
 				  "0.250\n"));
 	assert_null(strstr(t, "rtio_session_stream_lead_seconds{pid=\"200\""));
 	free(t);
+	talloc_free(mem);
+}
+
+/*
+ * An aiod older than aiodctl sends fewer counters: those it sent are shown,
+ * the others left out, never shown as a 0 it did not say.
+ */
+static void test_prom_older_aiod_counters_left_out(void **state)
+{
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct aiodctl_snapshot *s = fixture(mem);
+	char *t;
+
+	(void)state;
+	t = prom_text(s);
+	assert_non_null(strstr(t, "\nrtio_engine_resubmits_total 3\n"));
+	free(t);
+	/* the reply of an aiod from before the engine's counters (384 bytes) */
+	s->stats_len = offsetof(struct rtio_stats_rep, engine_queued);
+	t = prom_text(s);
+	assert_non_null(strstr(t, "\nrtio_client_read_bytes_total 4096\n"));
+	assert_null(strstr(t, "rtio_engine_"));
+	free(t);
+	for (size_t i = 0; i < aiodctl_n_stat_fields; i++) {
+		const struct aiodctl_stat_field *f = &aiodctl_stat_fields[i];
+
+		assert_int_equal(aiodctl_stat_sent(s->stats_len, f),
+				 f->offset < offsetof(struct rtio_stats_rep, engine_queued));
+		assert_true(aiodctl_stat_sent(sizeof(s->stats), f));
+	}
 	talloc_free(mem);
 }
 
@@ -209,6 +241,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_prom_escape),
 		cmocka_unit_test(test_prom_samples),
 		cmocka_unit_test(test_prom_families_declared_once),
+		cmocka_unit_test(test_prom_older_aiod_counters_left_out),
 		cmocka_unit_test(test_rates_between_looks),
 	};
 

@@ -75,6 +75,48 @@ static void test_proto_verify_rejects_bad_lengths(void **state)
 	assert_int_equal(rtio_msg_verify(&m, len, 0), -EMSGSIZE);
 }
 
+/*
+ * STATS's reply grows at its end within a protocol version: a reply of any
+ * whole number of counters is one (an older or newer aiod); a partial
+ * counter, or none at all, is not. No other reply may differ in length.
+ */
+static void test_proto_stats_reply_of_whole_counters(void **state)
+{
+	/* as rtio_cl_control() receives: with room for a newer aiod's reply */
+	union {
+		union rtio_msg m;
+		uint8_t raw[sizeof(union rtio_msg) + RTIO_STATS_REP_ROOM];
+	} in;
+	union rtio_msg m;
+	size_t ours = sizeof(struct rtio_stats_rep), hdr = sizeof(struct rtio_hdr);
+	size_t ok[] = { hdr + 8, 384, ours - 8, ours, ours + 8, ours + 64 };
+	size_t bad[] = { hdr, hdr + 4, 385, ours + 4 };
+
+	(void)state;
+	assert_true(ok[5] <= sizeof(in));
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		memset(&in, 0, sizeof(in));
+		rtio_hdr_init(&in.m.hdr, RTIO_OP_STATS, (uint32_t)ok[i], 3);
+		in.m.hdr.flags = RTIO_F_REPLY;
+		assert_int_equal(rtio_msg_verify(&in, ok[i], 1), 0);
+		/* the header must still say how long it is */
+		in.m.hdr.length = (uint32_t)ok[i] + 8;
+		assert_int_equal(rtio_msg_verify(&in, ok[i], 1), -EMSGSIZE);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(&m, 0, sizeof(m));
+		rtio_hdr_init(&m.hdr, RTIO_OP_STATS, (uint32_t)bad[i], 3);
+		m.hdr.flags = RTIO_F_REPLY;
+		assert_int_equal(rtio_msg_verify(&m, bad[i], 1), -EMSGSIZE);
+	}
+	/* a request, or another reply, of a counter more is still wrong */
+	rtio_hdr_init(&m.hdr, RTIO_OP_STATS, (uint32_t)(hdr + 8), 3);
+	assert_int_equal(rtio_msg_verify(&m, hdr + 8, 0), -EMSGSIZE);
+	rtio_hdr_init(&m.hdr, RTIO_OP_FILE_STATS, (uint32_t)sizeof(struct rtio_file_stats_rep) + 8, 3);
+	m.hdr.flags = RTIO_F_REPLY;
+	assert_int_equal(rtio_msg_verify(&m, sizeof(struct rtio_file_stats_rep) + 8, 1), -EMSGSIZE);
+}
+
 static void test_proto_verify_reply_segments_bounded(void **state)
 {
 	struct rtio_io_rep r;
@@ -143,6 +185,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_proto_verify_accepts_every_request),
 		cmocka_unit_test(test_proto_verify_rejects_bad_header),
 		cmocka_unit_test(test_proto_verify_rejects_bad_lengths),
+		cmocka_unit_test(test_proto_stats_reply_of_whole_counters),
 		cmocka_unit_test(test_proto_verify_reply_segments_bounded),
 		cmocka_unit_test(test_proto_read1_has_no_reply),
 		cmocka_unit_test(test_proto_shm_check),
