@@ -29,6 +29,7 @@ struct aiod_req {
 	struct aiod_peer *p;		/* NULL once its session went away */
 	uint16_t opcode;
 	uint64_t req_id;
+	uint64_t arrived_ns;		/* when aiod took it: the trace's wait (log level 4) */
 	struct aiod_open *open;		/* busy while the request lives */
 	uint64_t off;
 	uint32_t len;

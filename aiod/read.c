@@ -11,6 +11,7 @@
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -251,6 +252,10 @@ void aiod_read0_finish(struct aiod_req *r)
 		ctx->st.deadline_misses++;
 		l->open->file->deadline_misses++;
 	}
+	AIOD_DEBUG("read: %s off %" PRIu64 " len %u answered %u in %.1f ms%s%s", l->open->name,
+		   r->off, r->len, l->len, (double)(aiod_now_ns() - r->arrived_ns) / 1e6,
+		   r->waited_for_disk ? ", waited for the disk" : ", cached",
+		   r->playing ? ", playing" : "");
 	(void)aiod_session_reply(r->p->s, &rep, sizeof(rep));
 	talloc_free(r);
 }
@@ -322,6 +327,7 @@ void aiod_read_hit(struct aiod_ctx *ctx, struct aiod_peer *p, struct aiod_open *
 		}
 		ctx->st.cache_hits++;
 	}
+	AIOD_DEBUG("hit: %s off %" PRIu64 " len %u", o->name, off, len);
 	ctx->st.hit_reads++;
 	ctx->st.hit_bytes += len;
 	ctx->st.bytes_read += len;

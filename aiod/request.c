@@ -160,6 +160,7 @@ static struct aiod_req *req_new(struct aiod_ctx *ctx, struct aiod_peer *p, const
 	r->p = p;
 	r->opcode = m->hdr.opcode;
 	r->req_id = m->hdr.req_id;
+	r->arrived_ns = aiod_now_ns();
 	req_link(p, r);
 	p->requests++;
 	talloc_set_destructor(r, req_destructor);

@@ -140,7 +140,8 @@ rt_plan_classes() {
 # DURATION s; greedy readers and recorders start first and run for as long as
 # streams play. With RT_UNTIL set (a command), every client is stopped
 # (SIGTERM: it reports and exits) once the command succeeds (polled every
-# 0.2 s). Each client's report lands in DIR/NAME.json, its stderr in DIR/NAME.err.
+# 0.2 s). Each client's report lands in DIR/NAME.json, its stderr in DIR/NAME.err
+# (for streams and recorders: a line per late chunk, rtio-stream --log-late).
 rt_clients() {
 	local dir=$1 g=$2 duration=$3 plan=$4 i pid name gdur stagger_s n
 	local kind file br chunk pb pids=() r=0 s=0 how
@@ -171,7 +172,7 @@ rt_clients() {
 		name=record-$r
 		r=$((r + 1))
 		"$BUILD/rtio-stream" --write --url "$base/$file" --user "$user" --bitrate "$br" \
-			--chunk "$chunk" --prebuffer "$pb" --duration "$gdur" \
+			--chunk "$chunk" --prebuffer "$pb" --duration "$gdur" --log-late \
 			> "$dir/$name.json" 2> "$dir/$name.err" < /dev/null &
 		pid=$!
 		rt_track "$pid" "$name"
@@ -185,7 +186,7 @@ rt_clients() {
 		fi
 		s=$((s + 1))
 		"$BUILD/rtio-stream" --url "$base/$file" --user "$user" --bitrate "$br" \
-			--chunk "$chunk" --prebuffer "$pb" --duration "$duration" \
+			--chunk "$chunk" --prebuffer "$pb" --duration "$duration" --log-late \
 			> "$dir/$name.json" 2> "$dir/$name.err" < /dev/null &
 		pid=$!
 		rt_track "$pid" "$name"

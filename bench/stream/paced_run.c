@@ -5,6 +5,42 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
+
+/*
+ * --log-late: one line per late chunk, the time it was requested on the wall
+ * clock in aiod's log format (HH:MM:SS.mmm, local time), so a late read can
+ * be found in a traced aiod.log (RT_AIOD_LOG_LEVEL=4).
+ */
+/* Where chunk k was read (the file wraps at its end) or written. */
+static uint64_t paced_offset(const struct smb_source *src, const struct stream_opts *o, uint64_t k)
+{
+	uint64_t size = smb_source_file_size(src);
+
+	if (o->write || size == 0)
+		return k * o->chunk;
+	return (o->offset + k * o->chunk) % size;
+}
+
+static void log_late(uint64_t k, uint64_t off, int64_t started, int64_t arrived, int64_t late)
+{
+	struct timespec now;
+	struct tm tm;
+	int64_t wall_ns;
+	time_t sec;
+
+	if (clock_gettime(CLOCK_REALTIME, &now) != 0)
+		return;
+	/* started, on the wall clock: now less the time since it (monotonic) */
+	wall_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec - (mono_now_ns() - started);
+	sec = (time_t)(wall_ns / 1000000000);
+	if (localtime_r(&sec, &tm) == NULL)
+		return;
+	fprintf(stderr, "late: chunk %llu offset %llu requested %02d:%02d:%02d.%03d, read %.1f ms, late by %.1f ms\n",
+		(unsigned long long)k, (unsigned long long)off, tm.tm_hour, tm.tm_min, tm.tm_sec,
+		(int)(wall_ns % 1000000000 / 1000000), (double)(arrived - started) / 1e6,
+		(double)late / 1e6);
+}
 
 /* Plays (reads) or records (writes, o->write) one chunk after another on the
  * timeline of pacing.h; a read or write completing after its due time is a
@@ -69,6 +105,8 @@ int paced_run(struct smb_source *src, const struct stream_opts *o,
 			if (r->first_late_s < 0)
 				r->first_late_s = due_s;
 			r->last_late_s = due_s;
+			if (o->log_late)
+				log_late(k, paced_offset(src, o, k), started, arrived, late);
 		}
 		if (samples_add(&r->lateness_ms, (double)late / 1e6) != 0 ||
 		    samples_add(&r->read_ms, (double)(arrived - started) / 1e6) != 0) {

@@ -17,7 +17,7 @@ static void usage(FILE *f)
 		"usage: " PROG " --url smb://HOST[:PORT]/SHARE/FILE --user [DOM\\]USER%%PASS\n"
 		"                   [--bitrate 100M] [--chunk 1M] [--prebuffer 2]\n"
 		"                   [--duration 10] [--offset 0] [--greedy [--random | --write] | --write]\n"
-		"                   [--debug N] [--timeline MS]\n"
+		"                   [--debug N] [--timeline MS] [--log-late]\n"
 		"\n"
 		"Paced (default): chunk k is requested at t0 + k*period and due at\n"
 		"t0 + (k + prebuffer)*period, period = chunk*8/bitrate; one read in\n"
@@ -40,7 +40,9 @@ static void usage(FILE *f)
 		"  --offset   bytes into the file to start at (binary suffixes)\n"
 		"  --duration seconds (fractions allowed) during which chunks are requested\n"
 		"  --timeline bytes completed per MS milliseconds since t0 in the report\n"
-		"             (\"timeline\": t0 on the wall clock and one count per interval)\n");
+		"             (\"timeline\": t0 on the wall clock and one count per interval)\n"
+		"  --log-late a line on stderr for each late chunk: its offset, when it was\n"
+		"             requested (wall clock, as aiod's log), how long the read took\n");
 }
 
 int stream_parse_bitrate(const char *s, double *bps)
@@ -104,7 +106,7 @@ static int parse_user(struct stream_opts *o, const char *s)
 }
 
 enum { OPT_URL = 256, OPT_USER, OPT_BITRATE, OPT_CHUNK, OPT_PREBUFFER,
-       OPT_DURATION, OPT_OFFSET, OPT_GREEDY, OPT_RANDOM, OPT_WRITE, OPT_DEBUG, OPT_TIMELINE, OPT_HELP };
+       OPT_DURATION, OPT_OFFSET, OPT_GREEDY, OPT_RANDOM, OPT_WRITE, OPT_DEBUG, OPT_TIMELINE, OPT_LOG_LATE, OPT_HELP };
 
 int stream_opts_parse(struct stream_opts *o, int argc, char **argv)
 {
@@ -121,6 +123,7 @@ int stream_opts_parse(struct stream_opts *o, int argc, char **argv)
 		{ "write", no_argument, NULL, OPT_WRITE },
 		{ "debug", required_argument, NULL, OPT_DEBUG },
 		{ "timeline", required_argument, NULL, OPT_TIMELINE },
+		{ "log-late", no_argument, NULL, OPT_LOG_LATE },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -209,6 +212,9 @@ int stream_opts_parse(struct stream_opts *o, int argc, char **argv)
 				return -1;
 			}
 			o->timeline_ms = (unsigned)l;
+			break;
+		case OPT_LOG_LATE:
+			o->log_late = true;
 			break;
 		case OPT_HELP:
 			usage(stdout);

@@ -20,6 +20,7 @@ struct stream_opts {
 	bool write;               /* --write: a paced recorder of a new file */
 	int debug;                /* libsmbclient debug level, to stderr */
 	unsigned timeline_ms;     /* --timeline: bytes per interval in the report, 0 = none */
+	bool log_late;            /* --log-late: each late chunk on stderr, with wall-clock times */
 };
 
 #define STREAM_DEFAULT_CHUNK (1u << 20)

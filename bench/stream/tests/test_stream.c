@@ -210,6 +210,19 @@ static void test_stream_opts_timeline(void **state)
 	assert_true(parse(&o, junk, 7) == -1);
 }
 
+/* --log-late: a flag, off by default (t_streams.sh reads stderr and stdout as one) */
+static void test_stream_opts_log_late(void **state)
+{
+	const char *on[] = { "x", "--url", "smb://h/s/f", "--user", "u%p", "--log-late" };
+	const char *arg[] = { "x", "--url", "smb://h/s/f", "--user", "u%p", "--log-late=1" };
+	struct stream_opts o;
+
+	(void)state;
+	assert_true(parse(&o, on, 5) == 0 && !o.log_late);
+	assert_true(parse(&o, on, 6) == 0 && o.log_late);
+	assert_true(parse(&o, arg, 6) == -1);
+}
+
 /* Bytes land in the bin of their completion time; bins in between stay 0; off adds nothing. */
 static void test_timeline_bins(void **state)
 {
@@ -246,6 +259,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_pacing_miss_rule),
 		cmocka_unit_test(test_samples_quantiles),
 		cmocka_unit_test(test_stream_opts_timeline),
+		cmocka_unit_test(test_stream_opts_log_late),
 		cmocka_unit_test(test_timeline_bins),
 	};
 
