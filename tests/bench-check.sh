@@ -68,6 +68,29 @@ else
 	bad "bench/rt/startup_bound.py" "$(tr '\n' ' ' <<< "$bound")"
 fi
 
+# late_reads.py puts each late chunk in aiod or outside it, from the lines
+# rtio-stream --log-late and aiod's read trace (log level 4) write
+mkdir -p "$W/run"
+echo '{"url":"smb://127.0.0.1:4445/media/s.mxf"}' > "$W/run/stream-0.json"
+cat > "$W/run/stream-0.err" <<'EOT'
+late: chunk 5 offset 5242880 requested 21:00:01.000, read 90.0 ms, late by 20.0 ms
+late: chunk 6 offset 6291456 requested 21:00:01.091, read 0.8 ms, late by 5.0 ms
+late: chunk 40 offset 41943040 requested 21:00:03.000, read 120.0 ms, late by 36.0 ms
+EOT
+cat > "$W/run/aiod.log" <<'EOT'
+21:00:01.089 aiod[DEBUG] aiod_read0_finish:255: read: s.mxf off 5242880 len 1048576 answered 1048576 in 88.5 ms, waited for the disk, playing
+21:00:01.092 aiod[DEBUG] aiod_read_hit:330: hit: s.mxf off 6291456 len 1048576
+21:00:03.001 aiod[DEBUG] aiod_read_hit:330: hit: s.mxf off 41943040 len 1048576
+EOT
+lr=$(/usr/bin/python3 bench/rt/late_reads.py "$W/run" 2>&1)
+if grep -q 'chunk 5 .*88.5 ms in aiod (waited for the disk).*late in aiod' <<< "$lr" &&
+   grep -q 'chunk 6 .*requested late' <<< "$lr" &&
+   grep -q 'chunk 40 .*a hit: its smbd had the bytes by +1 ms, 119 ms outside aiod' <<< "$lr"; then
+	ok "bench/rt/late_reads.py: a disk wait in aiod, a knock-on, a stall outside aiod"
+else
+	bad "bench/rt/late_reads.py" "$(tr '\n' ' ' <<< "$lr")"
+fi
+
 # 2. the fio engine and what it talks to build
 if BUILD=$BUILD bench/fio/build.sh > "$W/build.log" 2>&1 && [ -x "$AIOD" ] && [ -f "$ENGINE" ] &&
    [ -x "$BUILD/fio/hit_rtt" ]; then

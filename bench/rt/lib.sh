@@ -46,6 +46,15 @@
 #                   (run.sh fills it when RT_PROFILE=1) [none]
 #   RT_QD RT_IO_SIZE RT_PREBUFFER_MS RT_BE_DEADLINE_MS RT_BLOCK RT_DIRECT_IO
 #                   the tuned settings' values (ignored by readme)
+#   RT_TCP_CC       the TCP congestion control of the clients' connections to
+#                   smbd (all on 127.0.0.1): rt_init sets it on the loopback
+#                   route for the run and puts the route back at exit; "host"
+#                   leaves the host's own (net.ipv4.tcp_congestion_control).
+#                   With bbr on loopback (no qdisc: TCP paces itself) a
+#                   1 MiB read reached the client 110-127 ms late about once
+#                   per 100 s of a 200 Mbit/s stream, with the bytes in
+#                   smbd's hands on time, and 600-750 segments were sent twice
+#                   per sweep; with cubic neither (rt-tcp-20261129-2150.md) [cubic]
 #   RT_CHUNK RT_CLIENT_PREBUFFER RT_STAGGER_MS RT_GREEDY_CHUNK RT_RECORDERS
 #   RT_RECORD_BITRATE RT_RECORD_CHUNK   the clients (measure.sh)
 
@@ -76,6 +85,8 @@ RT_GREEDY_FILE='copy.bin'
 . "$RT_HERE/settings.sh"
 
 RT_T=""			# temp dir of this invocation
+RT_ROUTE_SAVED=""	# the loopback route as it was before rt_loopback_cc
+RT_TCP_CC_IN_EFFECT=""	# the clients' TCP congestion control (rt_loopback_cc)
 RT_EMU=""		# emudisk dir ($RT_T/emu)
 RT_MNT=""		# ext4 on the emulated disk
 RT_LOOP_RA_SYS=""	# /sys/block/loopN/queue/read_ahead_kb
@@ -145,7 +156,7 @@ rt_require() {
 	for f in aiod aiodctl emudisk rtio-stream; do
 		[ -x "$BUILD/$f" ] || rt_die "$BUILD/$f not built (run make first)"
 	done
-	for f in smbd smbpasswd losetup fusermount3 fincore filefrag fallocate ss; do
+	for f in smbd smbpasswd losetup fusermount3 fincore filefrag fallocate ss ip; do
 		command -v "$f" >/dev/null || rt_die "$f not installed"
 	done
 	"$RT_PY" -c 'import json' 2>/dev/null || rt_die "$RT_PY does not run"
@@ -173,6 +184,33 @@ rt_init() {
 	printf '%s\n%s\n' "$RT_PASS" "$RT_PASS" |
 		smbpasswd -c "$RT_T/smb.conf" -a -s "$RT_USER" >/dev/null ||
 		rt_die "smbpasswd -a $RT_USER failed"
+	rt_loopback_cc
+}
+
+# rt_loopback_cc: RT_TCP_CC on the local route to 127.0.0.1, which every
+# client connection and smbd's end of it take (route metrics apply to
+# accepted connections too); the route as it was goes back at exit.
+rt_loopback_cc() {
+	local want=${RT_TCP_CC:-cubic} route
+	RT_TCP_CC_IN_EFFECT=$(sysctl -n net.ipv4.tcp_congestion_control 2>/dev/null || echo "?")
+	[ "$want" = host ] && return 0
+	grep -qw -- "$want" /proc/sys/net/ipv4/tcp_available_congestion_control 2>/dev/null ||
+		rt_die "RT_TCP_CC=$want: not one of this kernel's ($(cat /proc/sys/net/ipv4/tcp_available_congestion_control 2>/dev/null))"
+	# Where it cannot be set the run goes on with the host's, which the
+	# results then name (tcp_cc).
+	route=$(ip route show table local 127.0.0.1 2>/dev/null | head -n 1)
+	if [ -z "$route" ]; then
+		rt_log "RT_TCP_CC=$want: no local route to 127.0.0.1 to set it on; the host's ($RT_TCP_CC_IN_EFFECT) it is"
+		return 0
+	fi
+	# shellcheck disable=SC2086 # the route's words are ip's arguments
+	if ! ip route replace ${route%% congctl *} table local congctl "$want"; then
+		rt_log "RT_TCP_CC=$want: ip route replace failed; the host's ($RT_TCP_CC_IN_EFFECT) it is"
+		return 0
+	fi
+	RT_ROUTE_SAVED=$route
+	RT_TCP_CC_IN_EFFECT=$want
+	rt_log "TCP congestion control $want on 127.0.0.1 for this run (the host's: $(sysctl -n net.ipv4.tcp_congestion_control 2>/dev/null))"
 }
 
 rt_free_port() {
@@ -209,6 +247,11 @@ rt_cleanup() {
 		fi
 	done < "$RT_T/pids"
 	rt_emu_down
+	if [ -n "$RT_ROUTE_SAVED" ]; then
+		# shellcheck disable=SC2086
+		ip route replace $RT_ROUTE_SAVED table local ||
+			rt_log "could not put the loopback route back: ip route replace $RT_ROUTE_SAVED table local"
+	fi
 	if [ "${RT_KEEP:-0}" = 1 ]; then
 		rt_log "kept $RT_T"
 	else

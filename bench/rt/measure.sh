@@ -330,6 +330,7 @@ warm_streams=$(grep -c '^play ' <<< "$RT_WARM_PLAN")
 warm_s=$RT_WARM_ELAPSED
 warm_until=$([ -z "$RT_WARM_PLAN" ] || { [ "$config" = rtio ] && echo "aiod cache full" || echo "$RT_WARM_S s"; })
 read_ahead_kb=$ra
+tcp_cc=$RT_TCP_CC_IN_EFFECT
 settings=$([ "$config" = rtio ] && rt_settings_label)
 admission_mode=$([ "$config" = rtio ] && echo "$RT_ADMISSION_MODE")
 t0=$t0

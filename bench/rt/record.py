@@ -228,6 +228,7 @@ def cmd_run(rundir):
         "client_prebuffer_chunks": [int(x) for x in meta.get("prebuffer_chunks", "").split(",") if x],
         "record_bitrate": meta.get("record_bitrate") or None,
         "read_ahead_kb": int(meta["read_ahead_kb"]),
+        "tcp_cc": meta.get("tcp_cc", ""),
         "settings": meta.get("settings", ""),
         "admission_mode": meta.get("admission_mode", ""),
     }

@@ -161,6 +161,8 @@ def md_settings(doc, w):
         w("```")
         w("")
     w("plain-ra: loop read_ahead_kb %s instead of %s." % (p.get("read_ahead_kb_plain_ra"), p.get("read_ahead_kb")))
+    if p.get("tcp_cc"):
+        w("TCP congestion control: %s." % p["tcp_cc"])
     w("")
 
 

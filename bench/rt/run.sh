@@ -253,6 +253,7 @@ confirm_runs=$CONFIRM
 quick=$QUICK
 replay=first playback of M-1 streams until aiod's cache ($RT_CACHE) is full (rtio) or for RT_REPLAY_FILL=$RT_REPLAY_FILL x cache x 8 / ((M-1) x bitrate) s (others); then M streams from the start, 1 on a new file
 read_ahead_kb=$RT_LOOP_RA_BASE
+tcp_cc=$RT_TCP_CC_IN_EFFECT (the clients' connections to smbd, on 127.0.0.1; RT_TCP_CC)
 stream_file_layout=preallocated (fallocate), then written with O_DIRECT; physical breaks: ${LAYOUT:-not known yet}
 read_ahead_kb_plain_ra=$RT_BIG_RA_KB
 emudisk=$(sed -n 's/.*\(seek=.*\)/\1/p' "$RT_T/emudisk-model.log" 2>/dev/null | head -n 1)
