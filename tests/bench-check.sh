@@ -85,7 +85,7 @@ EOT
 lr=$(/usr/bin/python3 bench/rt/late_reads.py "$W/run" 2>&1)
 if grep -q 'chunk 5 .*88.5 ms in aiod (waited for the disk).*late in aiod' <<< "$lr" &&
    grep -q 'chunk 6 .*requested late' <<< "$lr" &&
-   grep -q 'chunk 40 .*a hit: its smbd had the bytes by +1 ms, 119 ms outside aiod' <<< "$lr"; then
+   grep -q 'chunk 40 .*a hit: the smbd.s copy done by +1 ms, the chunk at the client 119 ms after it: late outside aiod' <<< "$lr"; then
 	ok "bench/rt/late_reads.py: a disk wait in aiod, a knock-on, a stall outside aiod"
 else
 	bad "bench/rt/late_reads.py" "$(tr '\n' ' ' <<< "$lr")"

@@ -95,8 +95,9 @@ def explain(rundir):
                                seen_ms, inside, why, outside,
                                "in aiod" if inside >= outside else "outside aiod"))
             else:
-                out.append(head + "; a hit: its smbd had the bytes by +%.0f ms, "
-                           "%.0f ms outside aiod: late outside aiod" % (seen_ms, read_ms - seen_ms))
+                # aiod had no part in a hit: before the copy it was smbd's, after it the reply's
+                out.append(head + "; a hit: the smbd's copy done by +%.0f ms, the chunk at the "
+                           "client %.0f ms after it: late outside aiod" % (seen_ms, read_ms - seen_ms))
     return out
 
 
