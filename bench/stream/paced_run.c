@@ -7,11 +7,6 @@
 #include <stdlib.h>
 #include <time.h>
 
-/*
- * --log-late: one line per late chunk, the time it was requested on the wall
- * clock in aiod's log format (HH:MM:SS.mmm, local time), so a late read can
- * be found in a traced aiod.log (RT_AIOD_LOG_LEVEL=4).
- */
 /* Where chunk k was read (the file wraps at its end) or written. */
 static uint64_t paced_offset(const struct smb_source *src, const struct stream_opts *o, uint64_t k)
 {
@@ -22,6 +17,11 @@ static uint64_t paced_offset(const struct smb_source *src, const struct stream_o
 	return (o->offset + k * o->chunk) % size;
 }
 
+/*
+ * --log-late: one line per late chunk, the time it was requested on the wall
+ * clock in aiod's log format (HH:MM:SS.mmm, local time), so a late read can
+ * be found in a traced aiod.log (RT_AIOD_LOG_LEVEL=4).
+ */
 static void log_late(uint64_t k, uint64_t off, int64_t started, int64_t arrived, int64_t late)
 {
 	struct timespec now;
