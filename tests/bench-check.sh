@@ -6,6 +6,8 @@
 # checks, in a few seconds, what would break first:
 #   - every bench shell script parses (bash -n), every Python script compiles;
 #   - bench/rt/startup_bound.py still gives the start-up bounds the README cites;
+#   - bench/rt/late_reads.py sorts late chunks (in aiod, outside it, a
+#     knock-on) and still parses a real aiod's read trace (log level 4);
 #   - bench/fio/build.sh builds the fio engine, hit_rtt, aiod and aiodctl;
 #   - fio reads a small file through the engine and a real aiod (random
 #     4 KiB and sequential 1 MiB, 2 s each), without an error, and aiod
@@ -27,9 +29,14 @@ ENGINE=$BUILD/fio/rtio_engine.so
 pass=0
 fail=0
 aiod_pid=""
+trace_pid=""
 W=$(mktemp -d "${TMPDIR:-/tmp}/rtio-benchcheck.XXXXXX")
 
 cleanup() {
+	if [ -n "$trace_pid" ]; then
+		kill "$trace_pid" 2>/dev/null
+		wait "$trace_pid" 2>/dev/null
+	fi
 	if [ -n "$aiod_pid" ]; then
 		kill "$aiod_pid" 2>/dev/null
 		wait "$aiod_pid" 2>/dev/null
@@ -193,6 +200,44 @@ print(j["read"]["io_bytes"], j["read"]["total_ios"], j["error"])' "$W/fio.json")
 	else
 		bad "fio randread 4k routed as the module routes it" "$(tail -5 "$W/fio.log")"
 	fi
+fi
+
+# late_reads.py parses aiod's own read trace (log level 4), not only the
+# lines above: a few reads through a traced aiod, then a late chunk made at
+# the time and offset of the first traced read must be found in it
+mkdir -p "$W/taiod" "$W/trun"
+cat > "$W/taiod.ini" <<EOT
+[global]
+socket_path = $W/taiod/aiod.sock
+[cache]
+size = 16M
+block_size = 1M
+EOT
+"$AIOD" -c "$W/taiod.ini" -F -d 4 > "$W/taiod.log" 2>&1 &
+trace_pid=$!
+for _ in $(seq 1 100); do
+	"$AIODCTL" -s "$W/taiod/aiod.sock" stats > /dev/null 2>&1 && break
+	kill -0 "$trace_pid" 2>/dev/null || break
+	sleep 0.1
+done
+head -c $((4 << 20)) /dev/urandom > "$W/traced"
+timeout 60 fio --name=trace --filename="$W/traced" --thread --rw=read --bs=1M --size=4M \
+	--ioengine=external:"$ENGINE" --rtio_socket="$W/taiod/aiod.sock" --rtio_route=aiod \
+	> "$W/tfio.log" 2>&1
+# 12:34:56.789 aiod[DEBUG] aiod_read0_finish:255: read: traced off 0 len ... (or hit:)
+tline=$(grep -m1 -E '^[0-9:.]+ .*(read|hit): [^ ]+ off [0-9]+ len' "$W/taiod.log")
+if [ -n "$tline" ]; then
+	read -r tt _ _ _ tname _ toff _ <<< "$tline"
+	echo "{\"url\":\"smb://127.0.0.1/media/$tname\"}" > "$W/trun/stream-0.json"
+	echo "late: chunk 0 offset $toff requested $tt, read 50.0 ms, late by 10.0 ms" > "$W/trun/stream-0.err"
+	cp "$W/taiod.log" "$W/trun/aiod.log"
+	lr=$(/usr/bin/python3 bench/rt/late_reads.py "$W/trun" 2>&1)
+fi
+if [ -n "$tline" ] && grep -qE 'chunk 0 .*(aiod answered|a hit)' <<< "$lr"; then
+	ok "bench/rt/late_reads.py finds a late chunk in a real aiod's trace"
+else
+	bad "bench/rt/late_reads.py on a real aiod's trace" \
+		"trace line '${tline:-none}' ($(tail -2 "$W/tfio.log" | tr '\n' ' ')): $(tr '\n' ' ' <<< "${lr:-}")"
 fi
 echo "bench: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -37,7 +37,7 @@ def seconds(h, m, s):
 
 
 def aiod_events(path):
-    """(file, offset) -> [(time_s, kind, wait_ms or None, disk)] from aiod's read trace."""
+    """(file's base name, offset) -> [(time_s, kind, wait_ms or None, disk)] from aiod's read trace."""
     ev = {}
     try:
         with open(path, errors="replace") as f:
@@ -47,7 +47,9 @@ def aiod_events(path):
                     continue
                 t = seconds(m.group(1), m.group(2), m.group(3))
                 wait = float(m.group(8)) if m.group(8) else None
-                ev.setdefault((m.group(5), int(m.group(6))), []).append(
+                # by the file's base name: aiod logs the path the client gave
+                # (relative to the share for smbd), the stream's URL has the share
+                ev.setdefault((os.path.basename(m.group(5)), int(m.group(6))), []).append(
                     (t, m.group(4), wait, m.group(9) is not None))
     except OSError:
         pass
