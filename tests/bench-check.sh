@@ -46,6 +46,29 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# start_aiod NAME LEVEL: an aiod with a 16 MiB cache of 1 MiB blocks, its
+# socket in $W/NAME/, its log $W/NAME.log, at log level LEVEL; its pid in
+# started_pid. 0 once it answers STATS (within 10 s), 1 if it does not.
+start_aiod() {
+	local name=$1 level=$2
+	mkdir -p "$W/$name"
+	cat > "$W/$name.ini" <<EOT
+[global]
+socket_path = $W/$name/aiod.sock
+[cache]
+size = 16M
+block_size = 1M
+EOT
+	"$AIOD" -c "$W/$name.ini" -F -d "$level" > "$W/$name.log" 2>&1 &
+	started_pid=$!
+	for _ in $(seq 1 100); do
+		"$AIODCTL" -s "$W/$name/aiod.sock" stats > /dev/null 2>&1 && return 0
+		kill -0 "$started_pid" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
 ok() { echo "PASS bench $1"; pass=$((pass + 1)); }
 bad() { echo "FAIL bench $1: $2"; fail=$((fail + 1)); }
 
@@ -111,22 +134,10 @@ fi
 # 3. fio through the engine and a real aiod: a cache smaller than the file,
 # so the random reads take the pass-through path and the sequential ones
 # the cache, as in bench/mixed and bench/fio
-mkdir -p "$W/aiod"
-cat > "$W/aiod.ini" <<EOT
-[global]
-socket_path = $W/aiod/aiod.sock
-[cache]
-size = 16M
-block_size = 1M
-EOT
-"$AIOD" -c "$W/aiod.ini" -F -d 1 > "$W/aiod.log" 2>&1 &
-aiod_pid=$!
-for _ in $(seq 1 100); do
-	"$AIODCTL" -s "$W/aiod/aiod.sock" stats > /dev/null 2>&1 && break
-	kill -0 "$aiod_pid" 2>/dev/null || break
-	sleep 0.1
-done
-if ! "$AIODCTL" -s "$W/aiod/aiod.sock" stats > /dev/null 2>&1; then
+start_aiod aiod 1
+up=$?
+aiod_pid=$started_pid
+if [ "$up" -ne 0 ]; then
 	bad "aiod for fio" "did not come up: $(tail -3 "$W/aiod.log")"
 else
 	head -c $((64 << 20)) /dev/urandom > "$W/data"
@@ -205,21 +216,9 @@ fi
 # late_reads.py parses aiod's own read trace (log level 4), not only the
 # lines above: a few reads through a traced aiod, then a late chunk made at
 # the time and offset of the first traced read must be found in it
-mkdir -p "$W/taiod" "$W/trun"
-cat > "$W/taiod.ini" <<EOT
-[global]
-socket_path = $W/taiod/aiod.sock
-[cache]
-size = 16M
-block_size = 1M
-EOT
-"$AIOD" -c "$W/taiod.ini" -F -d 4 > "$W/taiod.log" 2>&1 &
-trace_pid=$!
-for _ in $(seq 1 100); do
-	"$AIODCTL" -s "$W/taiod/aiod.sock" stats > /dev/null 2>&1 && break
-	kill -0 "$trace_pid" 2>/dev/null || break
-	sleep 0.1
-done
+mkdir -p "$W/trun"
+start_aiod taiod 4
+trace_pid=$started_pid
 head -c $((4 << 20)) /dev/urandom > "$W/traced"
 timeout 60 fio --name=trace --filename="$W/traced" --thread --rw=read --bs=1M --size=4M \
 	--ioengine=external:"$ENGINE" --rtio_socket="$W/taiod/aiod.sock" --rtio_route=aiod \
