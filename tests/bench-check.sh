@@ -109,6 +109,19 @@ else
 	bad "bench/rt/startup_bound.py --mix 4x200M,4x" "rc $rc: $(tail -1 "$W/sb.err")"
 fi
 
+# bench/tcpcc.sh: a name the kernel does not have is refused with the ones
+# it has, and "host" leaves the route alone and names the host's (setting
+# one would change this machine's loopback route, which a test does not do).
+tcc=$(bash -c '. bench/tcpcc.sh; bench_tcp_cc_set bench-check no-such-cc; echo "rc=$?";
+	bench_tcp_cc_set bench-check host; echo "host=$BENCH_TCP_CC_IN_EFFECT saved=$BENCH_ROUTE_SAVED."' 2>&1)
+if grep -q "bench-check: TCP congestion control 'no-such-cc' is not one of this kernel's ($(cat /proc/sys/net/ipv4/tcp_available_congestion_control))" <<< "$tcc" &&
+   grep -q '^rc=1$' <<< "$tcc" &&
+   grep -q "^host=$(sysctl -n net.ipv4.tcp_congestion_control) saved=\.$" <<< "$tcc"; then
+	ok "bench/tcpcc.sh: an unknown congestion control refused by name, host left alone"
+else
+	bad "bench/tcpcc.sh" "$(tr '\n' ' ' <<< "$tcc")"
+fi
+
 # late_reads.py puts each late chunk in aiod or outside it, from the lines
 # rtio-stream --log-late and aiod's read trace (log level 4) write
 mkdir -p "$W/run"

@@ -8,7 +8,10 @@
 #   mixed_port                      the first free TCP port in 4460..4474 (or BENCH_PORT)
 #   mixed_tmp                       make the run's directory $T (under BENCH_DIR, default
 #                                   /var/tmp: the real disk) and remove it at exit
-#                                   (kept with MIXED_KEEP=1, for its logs)
+#                                   (kept with MIXED_KEEP=1, for its logs); set the
+#                                   clients' TCP congestion control (BENCH_TCP_CC,
+#                                   default cubic, "host" the host's; bench/tcpcc.sh)
+#                                   and put it back at exit
 #   mixed_aiod_ini CACHE            $T/aiod.ini with the README's settings
 #   mixed_smb_conf PORT SHARE...    $T/smb.conf with the shares below (smbd's log
 #                                   level: MIXED_SMB_LOG_LEVEL, default 0)
@@ -40,6 +43,8 @@ mixed_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 . "$mixed_root/scripts/smbconf.sh"
 # shellcheck source=../../scripts/proc.sh
 . "$mixed_root/scripts/proc.sh"
+# shellcheck source=../tcpcc.sh
+. "$mixed_root/bench/tcpcc.sh"
 BUILD=${BUILD:-$mixed_root/build}
 USER_NAME=rtiotest
 PASS=rtio-Bench-pw1
@@ -80,6 +85,7 @@ mixed_cleanup() {
 	for p in $SMBD_PID $AIOD_PID ${MIXED_EXTRA_PIDS:-}; do
 		wait "$p" 2>/dev/null
 	done
+	bench_tcp_cc_restore
 	if [ -n "${MIXED_KEEP:-}" ]; then
 		echo "kept $T (MIXED_KEEP)" >&2
 	else
@@ -94,6 +100,14 @@ mixed_tmp() {
 	trap 'exit 130' INT TERM
 	rtio_smb_dirs "$T"
 	mkdir -p "$T"/{aiod,log,share}
+	mixed_tcp_cc
+}
+
+# mixed_tcp_cc: BENCH_TCP_CC on the clients' connections for the run (the
+# caller's EXIT trap runs bench_tcp_cc_restore); exported for the reports
+mixed_tcp_cc() {
+	bench_tcp_cc_set "bench/$NAME" "${BENCH_TCP_CC:-cubic}" || die "BENCH_TCP_CC=${BENCH_TCP_CC:-cubic}: see above"
+	export BENCH_TCP_CC_IN_EFFECT
 }
 
 mixed_aiod_ini() {

@@ -200,6 +200,7 @@ base = summary.get("plain")
 out = ["# Many clients at once: plain vs rtio", "", "Command: `%s` (commit %s)" % (command, commit), "",
        "Machine: %s, %s CPUs, %.1f GiB, kernel %s; %s" % (cpu, os.cpu_count(), mem_gib,
                                                           platform.release(), smbd), "",
+       "TCP congestion control (the clients' connections to smbd on 127.0.0.1, bench/tcpcc.sh): %s" % os.environ.get("BENCH_TCP_CC_IN_EFFECT", "?"), "",
        "Each client is %s, all started at once. Medians over %d interleaved runs after "
        "one uncounted warm-up round per share; load average %s before, %s after. Server CPU = "
        "smbd's process group + aiod. Connect+open: the client's libsmbclient context, TCP "

@@ -196,6 +196,7 @@ out = ["# Small files over SMB: plain vs rtio", "",
        "Command: `%s`" % command, "",
        "Machine: %s, %s CPUs, %.1f GiB, kernel %s; %s; data on %s" % (
            cpu, machine["cpus"], machine["mem_GiB"], machine["kernel"], smbd, disk), "",
+       "TCP congestion control (the clients' connections to smbd on 127.0.0.1, bench/tcpcc.sh): %s" % os.environ.get("BENCH_TCP_CC_IN_EFFECT", "?"), "",
        "%d files of 4-64 KiB (%s MiB) in %s directories; smbclient: recursive mput (write), "
        "recursive mget (read, from the page cache), deltree (delete); one connection per phase, "
        "synced between phases. Medians over %d interleaved runs (order rotated each round); "

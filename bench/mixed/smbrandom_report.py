@@ -55,6 +55,7 @@ json.dump({"command": command, "commit": commit, "machine": {"kernel": platform.
 out = ["# Random reads over SMB: plain vs rtio", "", "Command: `%s` (commit %s)" % (command, commit), "",
        "Machine: %s, %s CPUs, kernel %s; %s; data on the VM's disk" % (cpu, os.cpu_count(),
                                                                       platform.release(), smbd), "",
+       "TCP congestion control (the clients' connections to smbd on 127.0.0.1, bench/tcpcc.sh): %s" % os.environ.get("BENCH_TCP_CC_IN_EFFECT", "?"), "",
        "%s clients (one smbd each) reading random chunk-aligned pieces of one %s GiB file (aiod's "
        "cache %s); page cache dropped before every round; medians over %d interleaved rounds." % (
            clients, gib, cache, max(sum(1 for r in rows if r["config"] == c) for c in configs)), "",

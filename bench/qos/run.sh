@@ -134,6 +134,7 @@ json.dump({"command": command, "commit": commit, "machine": {"kernel": platform.
 out = ["# QoS: the cost of pacing and the accuracy of a limit", "",
        "Command: `%s` (commit %s)" % (command, commit), "",
        "Machine: %s, %s CPUs, kernel %s; %s" % (cpu, os.cpu_count(), platform.release(), smbd), "",
+       "TCP congestion control (the clients' connections to smbd on 127.0.0.1, bench/tcpcc.sh): %s" % os.environ.get("BENCH_TCP_CC_IN_EFFECT", "?"), "",
        "Two greedy SMB readers (1 MiB reads, one smbd each) on files in aiod's cache; medians over "
        "%d interleaved rounds. rtio: no [qos.NAME]; rtio-qos: every read charged to a flow whose "
        "limit (1T) is never reached; limited: `[qos.all] limit = %s` for both together." % (

@@ -102,6 +102,7 @@ cleanup() {
 	local p
 	for p in "${CLIENT_PIDS[@]}"; do stop_pid "$p"; done
 	stop_servers
+	bench_tcp_cc_restore
 	if [ -n "$EMU" ] && [ -f "$EMU/state" ]; then
 		"$mixed_root/bench/emudisk/emudisk-down.sh" "$EMU" >> "$T/log/emudisk.log" 2>&1 ||
 			echo "bench/qos/scenario: emudisk-down.sh $EMU failed: see $T (kept)" >&2
@@ -122,6 +123,7 @@ setup_dir() {
 	trap 'exit 130' INT TERM
 	rtio_smb_dirs "$T"
 	mkdir -p "$T"/{aiod,log,runs}
+	mixed_tcp_cc
 }
 
 # file_mib MIB_PER_S SECONDS: a file that lasts that long at that rate, in whole MiB

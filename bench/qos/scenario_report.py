@@ -170,7 +170,8 @@ def machine(a):
                 if l.startswith("model name")), "?")
     return {"uname": run("uname", "-srvmo"), "nproc": int(run("nproc") or 0), "cpu": cpu,
             "smbd": run("smbd", "--version"), "load_start": a.load_start, "load_end": a.load_end,
-            "mem_total_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)}
+            "mem_total_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+            "tcp_cc": os.environ.get("BENCH_TCP_CC_IN_EFFECT", "?")}
 
 
 def aiod_derived(runs_dir):
@@ -253,6 +254,8 @@ def markdown(doc, configs, a, png):
          "(the VM is shared: other sessions' builds and tests ran beside it)." % (
              m["uname"], m["nproc"], m["cpu"], m["mem_total_gib"], m["smbd"], m["load_start"],
              m["load_end"]), "",
+         "TCP congestion control (the clients' connections to smbd on 127.0.0.1, bench/tcpcc.sh): %s"
+         % m.get("tcp_cc", "?"), "",
          "Disk: the emulated single spindle (`bench/emudisk`: 14.5 ms seek, 168 MB/s, one request at "
          "a time), ext4 on it. rtio's aiod calibrated it (`aiod --calibrate`, 2 s per point) and "
          "derived from the profile: %s. [cache] size = 512M, direct_io = yes." % (

@@ -83,9 +83,10 @@ RT_GREEDY_FILE='copy.bin'
 # ---- rtio settings: settings.sh ----
 # shellcheck source=bench/rt/settings.sh
 . "$RT_HERE/settings.sh"
+# shellcheck source=bench/tcpcc.sh
+. "$RT_ROOT/bench/tcpcc.sh"
 
 RT_T=""			# temp dir of this invocation
-RT_ROUTE_SAVED=""	# the loopback route as it was before rt_loopback_cc
 RT_TCP_CC_IN_EFFECT=""	# the clients' TCP congestion control (rt_loopback_cc)
 RT_EMU=""		# emudisk dir ($RT_T/emu)
 RT_MNT=""		# ext4 on the emulated disk
@@ -187,30 +188,11 @@ rt_init() {
 	rt_loopback_cc
 }
 
-# rt_loopback_cc: RT_TCP_CC on the local route to 127.0.0.1, which every
-# client connection and smbd's end of it take (route metrics apply to
-# accepted connections too); the route as it was goes back at exit.
+# rt_loopback_cc: RT_TCP_CC on the local route to 127.0.0.1 for the run
+# (bench/tcpcc.sh); the route as it was goes back at exit.
 rt_loopback_cc() {
-	local want=${RT_TCP_CC:-cubic} route
-	RT_TCP_CC_IN_EFFECT=$(sysctl -n net.ipv4.tcp_congestion_control 2>/dev/null || echo "?")
-	[ "$want" = host ] && return 0
-	grep -qw -- "$want" /proc/sys/net/ipv4/tcp_available_congestion_control 2>/dev/null ||
-		rt_die "RT_TCP_CC=$want: not one of this kernel's ($(cat /proc/sys/net/ipv4/tcp_available_congestion_control 2>/dev/null))"
-	# Where it cannot be set the run goes on with the host's, which the
-	# results then name (tcp_cc).
-	route=$(ip route show table local 127.0.0.1 2>/dev/null | head -n 1)
-	if [ -z "$route" ]; then
-		rt_log "RT_TCP_CC=$want: no local route to 127.0.0.1 to set it on; the host's ($RT_TCP_CC_IN_EFFECT) it is"
-		return 0
-	fi
-	# shellcheck disable=SC2086 # the route's words are ip's arguments
-	if ! ip route replace ${route%% congctl *} table local congctl "$want"; then
-		rt_log "RT_TCP_CC=$want: ip route replace failed; the host's ($RT_TCP_CC_IN_EFFECT) it is"
-		return 0
-	fi
-	RT_ROUTE_SAVED=$route
-	RT_TCP_CC_IN_EFFECT=$want
-	rt_log "TCP congestion control $want on 127.0.0.1 for this run (the host's: $(sysctl -n net.ipv4.tcp_congestion_control 2>/dev/null))"
+	bench_tcp_cc_set "$RT_PROG" "${RT_TCP_CC:-cubic}" || rt_die "RT_TCP_CC=${RT_TCP_CC:-cubic}: see above"
+	RT_TCP_CC_IN_EFFECT=$BENCH_TCP_CC_IN_EFFECT
 }
 
 rt_free_port() {
@@ -247,11 +229,7 @@ rt_cleanup() {
 		fi
 	done < "$RT_T/pids"
 	rt_emu_down
-	if [ -n "$RT_ROUTE_SAVED" ]; then
-		# shellcheck disable=SC2086
-		ip route replace $RT_ROUTE_SAVED table local ||
-			rt_log "could not put the loopback route back: ip route replace $RT_ROUTE_SAVED table local"
-	fi
+	bench_tcp_cc_restore
 	if [ "${RT_KEEP:-0}" = 1 ]; then
 		rt_log "kept $RT_T"
 	else

@@ -57,6 +57,8 @@ root=$(cd "$here/../.." && pwd)
 . "$root/scripts/pagecache.sh"
 # shellcheck source=../thp.sh
 . "$root/bench/thp.sh"
+# shellcheck source=../tcpcc.sh
+. "$root/bench/tcpcc.sh"
 BUILD=${BUILD:-$root/build}
 RUNS=${1:-10}
 SIZE_MIB=${2:-2048}
@@ -101,6 +103,7 @@ cleanup() {
 	[ -n "$AIOD_PID" ] && kill -TERM "$AIOD_PID" 2>/dev/null && wait "$AIOD_PID" 2>/dev/null
 	rm -rf "$T"
 	bench_thp_restore
+	bench_tcp_cc_restore
 	if [ "$NET" = veth ]; then
 		ip link del "${NS}a" 2>/dev/null
 		ip netns del "$NS" 2>/dev/null
@@ -110,6 +113,13 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 bench_thp_enable
+# the clients' TCP congestion control on 127.0.0.1 (bench/tcpcc.sh); veth
+# runs go over 10.252.0.0/24 and keep the host's
+if [ "$NET" = veth ]; then
+	BENCH_TCP_CC_IN_EFFECT=$(sysctl -n net.ipv4.tcp_congestion_control 2>/dev/null || echo "?")
+else
+	bench_tcp_cc_set bench/smb "${BENCH_TCP_CC:-cubic}" || die "BENCH_TCP_CC=${BENCH_TCP_CC:-cubic}: see above"
+fi
 CLIENT_NS=()
 if [ "$NET" = veth ]; then
 	ip netns add "$NS" || die "ip netns add $NS failed"
@@ -320,6 +330,7 @@ mkdir -p "$root/bench/results"
 {
 	printf '\nshmem_enabled during the run: %s; aiod: %s\n' "$(bench_thp_setting)" \
 		"$(grep -m1 'cache:' "$T/log/aiod.log" | sed 's/.*NOTICE\] //')"
+	printf 'TCP congestion control of the clients'"'"' connections (bench/tcpcc.sh): %s\n' "$BENCH_TCP_CC_IN_EFFECT"
 	# how much of the puts aiod wrote back itself (a steady writer it found:
 	# record.c, writeback.c), from its stats around each run
 	printf '\naiod %s; of the puts through aiod, MiB aiod wrote back itself (median per put): %s\n' \
