@@ -71,8 +71,8 @@ def earliest_slack(bitrates, a, cap, plan_ms):
     """Play the schedule once: least-lead-first, each request the largest of
     at most cap chunks after which every other stream can still get its next
     chunk plan_ms before it is due (one chunk each, in due order), else one
-    chunk. Returns how early the least early chunk came (ms; negative: that
-    late), or None when a chunk is late (the search looks no further)."""
+    chunk. Returns how early the least early chunk came (ms), or None as
+    soon as a chunk is late (the search looks no further)."""
     periods = [a.chunk_mib * 1048576 * 8 / b * 1000.0 for b in bitrates]
     n = len(periods)
     xfer = a.chunk_mib * 1048576 / (a.mb_per_s * 1e6) * 1000.0
