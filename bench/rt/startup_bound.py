@@ -43,17 +43,17 @@ def rate(text):
 
 
 def mix(text):
-    """[(count, bits/s)...] from 4x200M,4x50M (argparse type)."""
-    parts = []
+    """Every stream's bits/s from 4x200M,4x50M (argparse type)."""
+    bitrates = []
     for part in text.split(','):
         count, x, bitrate = part.partition('x')
         if not x or not count.isdigit() or int(count) == 0:
             raise argparse.ArgumentTypeError("'%s' is not COUNTxBITRATE (e.g. 4x200M)" % part)
         try:
-            parts.append((int(count), rate(bitrate)))
+            bitrates += [rate(bitrate)] * int(count)
         except argparse.ArgumentTypeError as e:
             raise argparse.ArgumentTypeError("'%s': %s" % (part, e))
-    return parts
+    return bitrates
 
 
 def positive(text):
@@ -155,7 +155,7 @@ def main():
     a = p.parse_args()
     try:
         per_stream = rate(a.bitrate)
-        parts = mix(a.mix) if a.mix else None
+        mixed = mix(a.mix) if a.mix else None
     except argparse.ArgumentTypeError as e:
         p.error(str(e))
     if a.max_chunks < 1:
@@ -164,8 +164,7 @@ def main():
     if a.margins is not None:
         if a.margins < 1 and not a.mix:
             p.error('--margins %d: at least 1 stream' % a.margins)
-        bitrates = ([r for count, r in parts for _ in range(count)] if a.mix
-                    else [per_stream] * a.margins)
+        bitrates = mixed if a.mix else [per_stream] * a.margins
         what = 'mix %s' % a.mix if a.mix else '%d x %s' % (a.margins, a.bitrate)
         rows = margins(bitrates, a)
         if not rows:
@@ -176,8 +175,7 @@ def main():
                   % (what, disk, cap, held[0], held[-1], len(held), int(a.buffer_ms) // 10 + 1))
         return
     if a.mix:
-        bitrates = [r for count, r in parts for _ in range(count)]
-        found = best(bitrates, a)
+        found = best(mixed, a)
         if found is None:
             print('mix %s started together, %s: no schedule found' % (a.mix, disk))
         else:

@@ -115,11 +115,9 @@ trap 'exit 130' INT TERM
 bench_thp_enable
 # the clients' TCP congestion control on 127.0.0.1 (bench/tcpcc.sh); veth
 # runs go over 10.252.0.0/24 and keep the host's
-if [ "$NET" = veth ]; then
-	BENCH_TCP_CC_IN_EFFECT=$(sysctl -n net.ipv4.tcp_congestion_control 2>/dev/null || echo "?")
-else
-	bench_tcp_cc_set bench/smb "${BENCH_TCP_CC:-cubic}" || die "BENCH_TCP_CC=${BENCH_TCP_CC:-cubic}: see above"
-fi
+tcp_cc=${BENCH_TCP_CC:-cubic}
+[ "$NET" = veth ] && tcp_cc=host
+bench_tcp_cc_set bench/smb "$tcp_cc" || die "BENCH_TCP_CC=$tcp_cc: see above"
 CLIENT_NS=()
 if [ "$NET" = veth ]; then
 	ip netns add "$NS" || die "ip netns add $NS failed"
