@@ -159,7 +159,7 @@ install-module: $(BUILD)/rtio.so
 
 UNIT_TESTS := test_proto test_size test_queue test_cache test_shm_dir test_edf test_engine test_engine_behind test_config test_stream test_session replay_session \
 	test_dataplane test_writeback test_passthrough test_readahead test_tuning test_record test_defer test_sqos test_notify \
-	test_qos_pacing test_qos_rates test_qos_policy test_qos_flows test_aiodctl test_doctor test_pagecache
+	test_qos_pacing test_qos_rates test_qos_policy test_qos_flows test_aiodctl test_doctor test_pagecache test_startup_plan
 test_proto_SRC  := common/rtio_proto.c common/rtio_shm.c
 test_size_SRC   := common/rtio_size.c
 # a real file on /var/tmp (not tmpfs: the test drops and reads back its pages)
@@ -168,6 +168,8 @@ test_queue_SRC  := common/rtio_queue.c
 test_cache_SRC  := aiod/cache.c aiod/cache_dir.c common/rtio_shm.c
 test_shm_dir_SRC := aiod/cache.c aiod/cache_dir.c common/rtio_shm.c
 test_edf_SRC    := aiod/edf.c
+# the start-up plan: pure, talloc only
+test_startup_plan_SRC := aiod/startup_plan.c
 # the io_uring engine (engine.h is its interface)
 ENGINE_SRC := aiod/engine.c aiod/engine_grow.c aiod/engine_pick.c aiod/engine_behind.c
 # the real io_uring engine on a temporary file
@@ -187,11 +189,11 @@ test_config_SRC := aiod/config.c $(CONFIG_SRC) aiod/config_dump.c aiod/tuning.c 
 	aiod/profile.c aiod/log.c common/rtio_size.c
 # the machine's RAM is the test's to choose ([cache] size larger than RAM)
 test_config_CFLAGS := -Wl,--wrap=aiod_phys_mem_bytes
-test_stream_SRC := aiod/stream.c aiod/admission.c aiod/besteffort.c aiod/config.c $(CONFIG_SRC) aiod/log.c aiod/cache.c aiod/cache_dir.c \
+test_stream_SRC := aiod/stream.c aiod/admission.c aiod/startup_plan.c aiod/besteffort.c aiod/config.c $(CONFIG_SRC) aiod/log.c aiod/cache.c aiod/cache_dir.c \
 	$(ENGINE_SRC) aiod/edf.c aiod/profile.c common/rtio_size.c
-test_tuning_SRC := aiod/tuning.c aiod/calibrate.c aiod/profile.c aiod/admission.c aiod/config.c $(CONFIG_SRC) aiod/log.c \
+test_tuning_SRC := aiod/tuning.c aiod/calibrate.c aiod/profile.c aiod/admission.c aiod/startup_plan.c aiod/besteffort.c aiod/cache.c aiod/cache_dir.c common/rtio_shm.c aiod/config.c $(CONFIG_SRC) aiod/log.c \
 	$(ENGINE_SRC) aiod/edf.c common/rtio_size.c
-test_record_SRC := aiod/record.c aiod/admission.c aiod/profile.c aiod/config.c $(CONFIG_SRC) aiod/log.c \
+test_record_SRC := aiod/record.c aiod/admission.c aiod/startup_plan.c aiod/besteffort.c aiod/cache.c aiod/cache_dir.c common/rtio_shm.c aiod/profile.c aiod/config.c $(CONFIG_SRC) aiod/log.c \
 	$(ENGINE_SRC) aiod/edf.c common/rtio_size.c
 # the QoS policy is pure: talloc and the size parser, nothing else
 test_qos_policy_SRC := aiod/qos_policy.c aiod/qos_match.c aiod/qos_rule.c aiod/qos_values.c common/rtio_size.c

@@ -5,6 +5,7 @@
  *
  *   clock.h, log.c, config.c   time, logging, aiod.ini
  *   profile.c   the device profile aiod --calibrate writes
+ *   startup_plan.c  aiod's read-ahead played forward on the profile's device (pure)
  *   tuning.c    io_size, queue_depth, best-effort deadline derived from it
  *   cache.c     block bookkeeping (pure)
  *   cache_dir.c the cache's index in the region, for clients copying hits themselves
@@ -133,6 +134,8 @@ struct aiod_open {
 	 */
 	bool demoted;
 	struct aiod_open *demoted_prev, *demoted_next;
+	/* Admitted (reserved): in ctx->admitted, what admission's start-up plan plays. */
+	struct aiod_open *admitted_prev, *admitted_next;
 	uint32_t qos_slot;		/* its client's QoS flow (peer.h), RTIO_QOS_NO_FLOW if none */
 	bool auto_stream;		/* promoted by the pattern analyzer */
 	/* Pattern analyzer (stream.c). */
@@ -260,12 +263,15 @@ struct aiod_ctx {
 	uint32_t recorders;		/* opens record.c found to be recorders */
 	uint64_t admission_refused, admission_demoted;
 	struct aiod_open *demoted, *demoted_last;	/* demoted class streams, oldest first */
+	struct aiod_open *admitted;		/* opens holding a reservation, newest first */
 	/* What admitted streams still have to fill of their windows (admission.c), as of when. */
 	uint64_t startup_debt, startup_at_ns;
 	struct tevent_timer *promote_timer;	/* admits demoted streams once others started */
 	uint64_t be_clock_ns;		/* best effort's virtual clock (besteffort.c) */
 	uint64_t be_hold_ns;		/* until then best effort has no share: streams start */
 	uint64_t be_burst_ns, be_burst_due;	/* the last claim on the clock: when, due when */
+	/* Best effort that took the device lately: last seen when, its largest request (bytes). */
+	uint64_t be_seen_ns, be_seen_len;
 	/* When aiod began to listen (listener.c), for INFO's uptime. */
 	uint64_t start_ns;		/* aiod_now_ns() */
 	uint64_t start_time;		/* seconds since the epoch */

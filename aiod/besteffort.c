@@ -58,6 +58,37 @@ void aiod_best_effort_hold(struct aiod_ctx *ctx, uint64_t until)
 	}
 }
 
+/*
+ * How long best effort counts as there for admission's start-up plan
+ * (admission.c): a reader it holds back during a start is served once a
+ * deadline, so one deadline without a read is a reader between reads; two
+ * are a reader gone.
+ */
+static uint64_t best_effort_recent_ns(const struct aiod_ctx *ctx)
+{
+	return 2ull * ctx->cfg->be_deadline_ms * 1000000ull;
+}
+
+void aiod_best_effort_seen(struct aiod_ctx *ctx, uint64_t len, uint64_t now)
+{
+	if (len == 0) {
+		return;
+	}
+	if (ctx->be_seen_ns == 0 || now - ctx->be_seen_ns > best_effort_recent_ns(ctx) ||
+	    len > ctx->be_seen_len) {
+		ctx->be_seen_len = len;
+	}
+	ctx->be_seen_ns = now;
+}
+
+uint64_t aiod_best_effort_recent(const struct aiod_ctx *ctx, uint64_t now)
+{
+	if (ctx->be_seen_ns == 0 || now - ctx->be_seen_ns > best_effort_recent_ns(ctx)) {
+		return 0;
+	}
+	return ctx->be_seen_len;
+}
+
 /* Claims this close together are one burst: one read and its read-ahead, in one turn. */
 #define AIOD_BE_BURST_NS 1000000ull
 

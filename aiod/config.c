@@ -85,8 +85,10 @@ const struct key_desc aiod_config_keys[] = {
 	{ "admission", "startup_s", K_INT, OFF(admission_startup_s), "20", 0, 3600, true,
 	  "A stream that opens while others still start is admitted only if the capacity left "
 	  "over can fill the read-ahead windows (prebuffer_ms + 1 s) of every starting stream, "
-	  "its own included, within this many seconds; otherwise it is served as the mode says "
-	  "(demoted streams are admitted once the others have started). 0 = no such check." },
+	  "its own included, within this many seconds, and, with a profile, if aiod's start-up "
+	  "plan gets every client its data within its class's prebuffer_ms; otherwise it is "
+	  "served as the mode says (demoted streams are admitted once the others have started). "
+	  "0 = no such check." },
 	{ "admission", "local_random_us", K_INT, OFF(local_random_us), "1000", 0, 1000000, true,
 	  "While streams or reservations are owed a rate, smbd still reads a random reader's "
 	  "cache misses itself if the profile's request_us is at most this (an SSD: such a read "

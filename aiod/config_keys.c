@@ -155,5 +155,8 @@ void aiod_config_print_defaults(FILE *f)
 		   ";[stream.hd]\n"
 		   ";match = *.mxf\n"
 		   ";bitrate = 100M\n"
-		   ";prebuffer_ms = 1000\n");
+		   ";prebuffer_ms = 1000\n"
+		   "# prebuffer_ms: how far ahead of playback the clients read (the smallest\n"
+		   "# buffer among them): aiod reads (prebuffer_ms + 1 s) ahead, and admission\n"
+		   "# plans the start of streams opened together with it ([admission] startup_s).\n");
 }

@@ -11,39 +11,26 @@
 
 #include "dataplane.h"
 #include "log.h"
-#include "profile.h"
+#include "startup_plan.h"
 #include "streams.h"
 
 /*
  * The smallest request (blocks) for o with which one round of requests, one
  * per admitted stream, takes no longer than playing what each request brings:
  * below it every round loses lead, and the streams that start together never
- * catch up. A round of n requests lasts R = n x (a request's fixed cost) /
- * (1 - the admitted streams' bytes/s / the media rate), and o's request must
- * bring R x its own rate: with mixed bitrates a 200 Mbit/s stream needs
- * larger requests than a 50 Mbit/s one, and neither is sized as if every
- * stream were as fast as the fastest. From the device profile (a request's
- * fixed cost and the media rate); 0 when there is none.
+ * catch up (aiod_plan_sustain_blocks(): the start-up plan admission asks
+ * sizes requests with the same arithmetic). With mixed bitrates a 200 Mbit/s
+ * stream needs larger requests than a 50 Mbit/s one, and neither is sized as
+ * if every stream were as fast as the fastest. 0 when there is no profile.
  */
 static uint32_t sustain_blocks(const struct aiod_ctx *ctx, const struct aiod_open *o)
 {
-	const struct aiod_profile *p = ctx->profile;
-	uint64_t media = aiod_profile_media_Bps(p);
-	uint64_t n = ctx->streams > 0 ? ctx->streams : 1;
-	double own = o->rate_bps / 8.0, all = (double)ctx->reserved_Bps, round_s, s;
+	struct aiod_plan_device d;
 
-	if (p == NULL || p->request_us == 0 || media == 0 || o->rate_bps == 0) {
+	if (!aiod_admission_plan_device(ctx, &d)) {
 		return 0;
 	}
-	if (all < own) {
-		all = own;	/* o itself is not counted (not admitted yet) */
-	}
-	if (all >= (double)media) {
-		return UINT32_MAX;	/* overcommitted: only the largest requests come near */
-	}
-	round_s = n * p->request_us / 1e6 / (1.0 - all / (double)media);
-	s = own * round_s / ctx->cache->block_size;
-	return s >= RTIO_MAX_SEGS ? UINT32_MAX : (uint32_t)s + 1;
+	return aiod_plan_sustain_blocks(&d, ctx->streams, ctx->reserved_Bps, o->rate_bps / 8);
 }
 
 uint64_t aiod_readahead_sustain_bytes(const struct aiod_ctx *ctx, const struct aiod_open *o)

@@ -314,6 +314,7 @@ uint64_t aiod_stream_demand_deadline(struct aiod_ctx *ctx, const struct aiod_ope
 		if (stream_reserved_Bps(ctx, o) != 0) {
 			return now;
 		}
+		aiod_best_effort_seen(ctx, len, now);
 		if (aiod_admission_nothing_owed(ctx)) {
 			return now + (uint64_t)ctx->cfg->be_deadline_ms * 1000000ull;
 		}

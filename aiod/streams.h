@@ -10,6 +10,7 @@
 #define AIOD_STREAMS_H
 
 #include "aiod.h"
+#include "startup_plan.h"
 
 /* admission.c */
 /* Work out the device capacity (configured, or the --calibrate profile); publish. */
@@ -34,6 +35,12 @@ uint64_t aiod_admission_waiting(const struct aiod_ctx *ctx);
 uint64_t aiod_admission_startup_debt(struct aiod_ctx *ctx);
 /* What admitted streams may reserve: the capacity less the headroom, bytes/s. */
 uint64_t aiod_admission_limit(const struct aiod_ctx *ctx);
+/*
+ * The device as the start-up plan and read-ahead's request sizes see it
+ * (startup_plan.h): the profile's request time and media rate, the cache
+ * block, io_size. False (and *d zeroed) without a profile that has both.
+ */
+bool aiod_admission_plan_device(const struct aiod_ctx *ctx, struct aiod_plan_device *d);
 
 /* besteffort.c */
 /*
@@ -45,6 +52,13 @@ uint64_t aiod_admission_limit(const struct aiod_ctx *ctx);
 uint64_t aiod_best_effort_due(struct aiod_ctx *ctx, uint64_t len, uint64_t now);
 /* A stream starts (stream.c): best effort has no share of the device until until (ns). */
 void aiod_best_effort_hold(struct aiod_ctx *ctx, uint64_t until);
+/* A best-effort read of len bytes from the device is asked for at now (stream.c). */
+void aiod_best_effort_seen(struct aiod_ctx *ctx, uint64_t len, uint64_t now);
+/*
+ * The largest best-effort device read asked for within two
+ * best_effort_deadline_ms before now, bytes; 0: none that recently.
+ */
+uint64_t aiod_best_effort_recent(const struct aiod_ctx *ctx, uint64_t now);
 
 /* stream.c */
 void aiod_stream_classify(struct aiod_ctx *ctx, struct aiod_open *o);

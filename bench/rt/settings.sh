@@ -34,7 +34,7 @@ queue_depth = 1
 
 EOF
 	fi
-	rt_stream_classes 1000 "$@"
+	rt_stream_classes "$RT_README_PREBUFFER_MS" "$@"
 }
 
 # RT_SETTINGS=tuned: the bench-only values the issue 5 sweep used
@@ -58,6 +58,9 @@ EOF
 }
 
 RT_SETTINGS=${RT_SETTINGS:-readme}
+# readme: the class's prebuffer_ms, what the README shows (1000). Set to the
+# clients' buffer, admission's start-up plan counts with what they keep.
+RT_README_PREBUFFER_MS=${RT_README_PREBUFFER_MS:-1000}
 RT_CACHE=${RT_CACHE:-1G}
 RT_BLOCK=${RT_BLOCK:-1M}
 RT_IO_SIZE=${RT_IO_SIZE:-16M}
@@ -113,7 +116,9 @@ rt_setting() {
 rt_settings_label() {
 	local l
 	case $RT_SETTINGS in
-	readme) l="readme: README.md's recommended stream settings, [cache] size $RT_CACHE (README: 8G)" ;;
+	readme) l="readme: README.md's recommended stream settings, [cache] size $RT_CACHE (README: 8G)"
+		[ "$RT_README_PREBUFFER_MS" = 1000 ] ||
+			l+=", [stream.*] prebuffer_ms $RT_README_PREBUFFER_MS (README: 1000; RT_README_PREBUFFER_MS)" ;;
 	*) l="tuned: bench-only settings (queue_depth $RT_QD, best_effort_deadline_ms $RT_BE_DEADLINE_MS, stream prebuffer_ms $RT_PREBUFFER_MS), [cache] size $RT_CACHE" ;;
 	esac
 	if [ -n "$RT_ADMISSION_PROFILE" ]; then

@@ -165,6 +165,41 @@ t_aiod_admission() {
 	return $rc
 }
 
+# Admission's start-up plan, with the emulated disk's calibration profile
+# (tests/unit/test_tuning.c and t_streams.sh have the same) and clients that
+# keep 0.5 s (prebuffer_ms 500). Opened in the same millisecond, as here, the
+# plan admits seven 100 Mbit/s streams: the eighth's data would be only 85 ms
+# early, less than its margin of one io_size request (118 ms). (In bench/rt,
+# rt-20261206-1740.md, streams a client opens together arrive tens of ms
+# apart; there eight are admitted and play clean, and the ninth is demoted.)
+# The capacity (146 MB/s less 5 %) has room for eleven and the start-up debt
+# pays a ninth's window in 5 s of startup_s 20: the plan is what refuses the
+# eighth. Closing one makes room again.
+t_aiod_admission_plan() {
+	local ini=$IT_T/admplan.ini sock=$IT_T/admplan/aiod.sock pid rc=0
+	mkdir -p "$IT_T/admplan" "$IT_T/data/admplan"
+	printf '%s\n' '[profile]' 'version = 2' '[device]' 'request_us = 15240' '[random]' \
+		'65536 = 4300000' '1048576 = 48800000' '4194304 = 104400000' '16777216 = 146000000' \
+		'[sequential]' '65536 = 122200000' '1048576 = 148300000' '4194304 = 159200000' \
+		'16777216 = 162700000' '[parallel]' 'size = 16777216' '1 = 146000000' '2 = 149000000' \
+		> "$IT_T/admplan/emudisk.profile"
+	it_ini_merge "$(sed "s|^socket_path = .*|socket_path = $sock|" "$IT_T/aiod.ini")" \
+		"$(printf '[admission]\nmode = refuse\nprofile = %s\n[stream.hd]\nmatch = *.mxf\nbitrate = 100M\nprebuffer_ms = 500\n' \
+			"$IT_T/admplan/emudisk.profile")" > "$ini"
+	"$BUILD/aiod" -c "$ini" -F -d 3 > "$IT_T/log/aiod-admplan.log" 2>&1 &
+	pid=$!
+	it_track "$pid"
+	it_wait_up "$pid" "$IT_T/log/aiod-admplan.log" aiod-admplan test -S "$sock"
+	"$BUILD/test/aiod_admission" "$sock" "$IT_T/data/admplan" 7 || rc=1
+	grep "admission: refused stream overcommit.mxf" "$IT_T/log/aiod-admplan.log" |
+		grep -q "aiod's start-up plan has .* ms early for its client (prebuffer_ms = 500) .*, less than one io_size request takes" ||
+		{ echo "the eighth stream was not refused by the start-up plan's margin:"
+		  grep "admission:" "$IT_T/log/aiod-admplan.log"; rc=1; }
+	kill -TERM "$pid"
+	wait "$pid" || rc=1
+	return $rc
+}
+
 # it_aiod_variant NAME KEY=VALUE...: the test aiod.ini with its own socket
 # ($IT_T/NAME/aiod.sock) and these [global] keys, as $IT_T/NAME.ini.
 it_aiod_variant() {

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "aiod.h"
+#include "profile.h"
 #include "streams.h"
 
 #define BS (1u << 20)
@@ -684,6 +685,164 @@ static void test_admission_streams_that_start_together(void **state)
 	assert_null(f->ctx.demoted);
 }
 
+/*
+ * Streams that start together on a calibrated device: admission also plays
+ * aiod's start-up forward (startup_plan.h), each client playing its class's
+ * prebuffer_ms after it asks. The emulated disk of bench/rt (15.2 ms per
+ * request, 168 MB/s, 146 MB/s in 16 MiB requests), 100 Mbit/s streams
+ * opened at once: with 0.5 s of buffer the debt check alone (startup_s 20)
+ * admits nine and bench/rt measured nine late; the plan admits eight. With
+ * 1 s it admits ten, which bench/rt measured clean. Streams that have
+ * played a while have their lead in the cache, and the plan counts it: a
+ * ninth may start next to eight that are 3 s ahead.
+ */
+static void test_admission_plans_start_up(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_profile p = {
+		.request_us = 15200, .npoints = 1,
+		.points = { { .size = 16u << 20, .random_Bps = 146000000, .sequential_Bps = 168000000 } },
+	};
+	struct aiod_open o[11];
+	uint64_t now;
+
+	f->ctx.cfg->admission_mode = "demote";
+	f->ctx.cfg->admission_startup_s = 20;
+	f->ctx.cfg->readahead_io_size = 16u << 20;
+	f->ctx.capacity_Bps = 146000000;
+	f->file.sclass = &f->ctx.cfg->classes[0];
+	f->file.ino = 7;
+	memset(o, 0, sizeof(o));
+	for (int i = 0; i < 11; i++) {
+		o[i].name = "x.mxf";
+		o[i].file = &f->file;
+	}
+
+	/* No profile, no plan: the debt check alone lets nine start with 0.5 s buffers. */
+	f->ctx.cfg->classes[0].prebuffer_ms = 500;
+	for (int i = 0; i < 9; i++) {
+		assert_int_equal(aiod_admission_admit(&f->ctx, &o[i], 100000000), 0);
+		assert_true(o[i].reserved);
+	}
+	for (int i = 0; i < 9; i++) {
+		aiod_admission_release(&f->ctx, &o[i]);
+	}
+	assert_null(f->ctx.admitted);
+	f->ctx.startup_debt = 0;
+
+	/* With the profile: eight, the ninth served best effort. */
+	f->ctx.profile = &p;
+	for (int i = 0; i < 9; i++) {
+		assert_int_equal(aiod_admission_admit(&f->ctx, &o[i], 100000000), 0);
+		assert_int_equal(o[i].reserved, i < 8);
+	}
+	assert_true(o[8].demoted);
+	assert_int_equal(f->ctx.streams, 8);
+	/*
+	 * Their windows paid (no debt), the eight have still read nothing: the
+	 * plan keeps the ninth demoted, and promotion asks it.
+	 */
+	f->ctx.startup_debt = 0;
+	aiod_admission_init(&f->ctx);
+	assert_true(o[8].demoted);
+	assert_false(o[8].reserved);
+	for (int i = 0; i < 9; i++) {
+		aiod_admission_release(&f->ctx, &o[i]);
+	}
+	assert_null(f->ctx.admitted);
+	assert_null(f->ctx.demoted);
+	f->ctx.startup_debt = 0;
+
+	/*
+	 * 1 s buffers: nine. The tenth is planned 59 ms early, less than one
+	 * io_size request takes (115 ms): the plan's margin.
+	 */
+	f->ctx.cfg->classes[0].prebuffer_ms = 1000;
+	for (int i = 0; i < 11; i++) {
+		assert_int_equal(aiod_admission_admit(&f->ctx, &o[i], 100000000), 0);
+		assert_int_equal(o[i].reserved, i < 9);
+	}
+	for (int i = 0; i < 11; i++) {
+		aiod_admission_release(&f->ctx, &o[i]);
+	}
+	f->ctx.startup_debt = 0;
+
+	/*
+	 * 0.5 s buffers next to a copy that just read 8 MiB from the device:
+	 * its reads go once a best-effort deadline, and one goes first. Seven.
+	 */
+	f->ctx.cfg->classes[0].prebuffer_ms = 500;
+	f->ctx.cfg->be_deadline_ms = 2304;
+	now = aiod_now_ns();
+	aiod_best_effort_seen(&f->ctx, 8u << 20, now);
+	assert_int_equal(aiod_best_effort_recent(&f->ctx, now), 8u << 20);
+	for (int i = 0; i < 8; i++) {
+		assert_int_equal(aiod_admission_admit(&f->ctx, &o[i], 100000000), 0);
+		assert_int_equal(o[i].reserved, i < 7);
+	}
+	assert_true(o[7].demoted);
+	for (int i = 0; i < 8; i++) {
+		aiod_admission_release(&f->ctx, &o[i]);
+	}
+	f->ctx.startup_debt = 0;
+	/* A copy last seen two deadlines ago is gone: eight again. */
+	f->ctx.be_seen_ns = aiod_now_ns() - 2 * 2304 * 1000000ull - 1;
+	assert_int_equal(aiod_best_effort_recent(&f->ctx, aiod_now_ns()), 0);
+	for (int i = 0; i < 8; i++) {
+		assert_int_equal(aiod_admission_admit(&f->ctx, &o[i], 100000000), 0);
+		assert_true(o[i].reserved);
+	}
+	for (int i = 0; i < 8; i++) {
+		aiod_admission_release(&f->ctx, &o[i]);
+	}
+	f->ctx.startup_debt = 0;
+
+	/*
+	 * 0.5 s again, eight admitted and playing for 4 s, each with 3 s of
+	 * data cached ahead of its reader (own files: the cache is per file).
+	 */
+	f->ctx.cfg->classes[0].prebuffer_ms = 500;
+	now = aiod_now_ns();
+	for (int i = 0; i < 8; i++) {
+		struct aiod_file *file = talloc_zero(f, struct aiod_file);
+
+		assert_non_null(file);
+		file->ino = 100 + (uint64_t)i;
+		file->sclass = &f->ctx.cfg->classes[0];
+		o[i].file = file;
+		assert_int_equal(aiod_admission_admit(&f->ctx, &o[i], 100000000), 0);
+		assert_true(o[i].reserved);
+		o[i].play_t0_ns = now - 4000000000ull;
+		o[i].next_off = 4u * 12500000;	/* read to where it plays, 0.5 s ahead */
+		o[i].ra_size = 16;
+		for (uint64_t blk = o[i].next_off / BS; blk < 7u * 12500000 / BS; blk++) {
+			struct aiod_block *b = aiod_cache_get(f->ctx.cache);
+
+			assert_non_null(b);
+			aiod_cache_insert(f->ctx.cache, b, 0, file->ino, blk);
+			aiod_cache_load_done(f->ctx.cache, b, BS);
+			aiod_cache_unref(f->ctx.cache, b);
+		}
+	}
+	assert_int_equal(aiod_admission_admit(&f->ctx, &o[8], 100000000), 0);
+	assert_true(o[8].reserved);
+	/* Demoted (the debt, here), it is promoted once the plan holds. */
+	aiod_admission_release(&f->ctx, &o[8]);
+	f->ctx.startup_debt = 1000000000000ull;
+	f->ctx.startup_at_ns = aiod_now_ns();
+	assert_int_equal(aiod_admission_admit(&f->ctx, &o[8], 100000000), 0);
+	assert_true(o[8].demoted);
+	f->ctx.startup_debt = 0;
+	aiod_admission_init(&f->ctx);
+	assert_false(o[8].demoted);
+	assert_true(o[8].reserved);
+	for (int i = 0; i < 9; i++) {
+		aiod_admission_release(&f->ctx, &o[i]);
+	}
+	assert_int_equal(f->ctx.streams, 0);
+	f->ctx.profile = NULL;
+}
+
 static void test_admission_unknown_capacity_admits(void **state)
 {
 	struct fixture *f = *state;
@@ -717,6 +876,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_admission_promotes_demoted_stream, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_admission_reload_promotes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_admission_streams_that_start_together, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_admission_plans_start_up, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_admission_unknown_capacity_admits, setup, teardown),
 	};
 
