@@ -189,11 +189,11 @@ test_config_SRC := aiod/config.c $(CONFIG_SRC) aiod/config_dump.c aiod/tuning.c 
 	aiod/profile.c aiod/log.c common/rtio_size.c
 # the machine's RAM is the test's to choose ([cache] size larger than RAM)
 test_config_CFLAGS := -Wl,--wrap=aiod_phys_mem_bytes
-test_stream_SRC := aiod/stream.c aiod/admission.c aiod/startup_plan.c aiod/besteffort.c aiod/config.c $(CONFIG_SRC) aiod/log.c aiod/cache.c aiod/cache_dir.c \
+test_stream_SRC := aiod/stream.c aiod/admission.c aiod/admission_plan.c aiod/startup_plan.c aiod/besteffort.c aiod/config.c $(CONFIG_SRC) aiod/log.c aiod/cache.c aiod/cache_dir.c \
 	$(ENGINE_SRC) aiod/edf.c aiod/profile.c common/rtio_size.c
-test_tuning_SRC := aiod/tuning.c aiod/calibrate.c aiod/profile.c aiod/admission.c aiod/startup_plan.c aiod/besteffort.c aiod/cache.c aiod/cache_dir.c common/rtio_shm.c aiod/config.c $(CONFIG_SRC) aiod/log.c \
+test_tuning_SRC := aiod/tuning.c aiod/calibrate.c aiod/profile.c aiod/admission.c aiod/admission_plan.c aiod/startup_plan.c aiod/besteffort.c aiod/cache.c aiod/cache_dir.c common/rtio_shm.c aiod/config.c $(CONFIG_SRC) aiod/log.c \
 	$(ENGINE_SRC) aiod/edf.c common/rtio_size.c
-test_record_SRC := aiod/record.c aiod/admission.c aiod/startup_plan.c aiod/besteffort.c aiod/cache.c aiod/cache_dir.c common/rtio_shm.c aiod/profile.c aiod/config.c $(CONFIG_SRC) aiod/log.c \
+test_record_SRC := aiod/record.c aiod/admission.c aiod/admission_plan.c aiod/startup_plan.c aiod/besteffort.c aiod/cache.c aiod/cache_dir.c common/rtio_shm.c aiod/profile.c aiod/config.c $(CONFIG_SRC) aiod/log.c \
 	$(ENGINE_SRC) aiod/edf.c common/rtio_size.c
 # the QoS policy is pure: talloc and the size parser, nothing else
 test_qos_policy_SRC := aiod/qos_policy.c aiod/qos_match.c aiod/qos_rule.c aiod/qos_values.c common/rtio_size.c

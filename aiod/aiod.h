@@ -17,6 +17,7 @@
  *   qos_rates.c each QoS flow's rate per tick: reservations, limits, weights (pure)
  *   stream.c    stream classes, the pattern analyzer and deadlines
  *   admission.c reservations against the device's capacity; streams that start together
+ *   admission_plan.c the start-up plan for the streams aiod has (admission asks it)
  *   besteffort.c best effort's share of the device while rates are owed
  *   record.c    recorders: writers whose write-back is a stream of its own
  *   files.c     files (dev, ino) and a client's opens
@@ -280,7 +281,7 @@ struct aiod_ctx {
 
 /* Each module's functions are declared in its own header: region.h,
  * listener.h, files.h (files.c, watch.c),
- * streams.h (stream.c, admission.c, besteffort.c),
+ * streams.h (stream.c, admission.c, admission_plan.c, besteffort.c),
  * calibrate.h, session.h, peer.h, requests.h (the request layer's entry
  * points), dataplane.h (inside the request layer), handlers.h. */
 

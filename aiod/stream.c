@@ -83,14 +83,9 @@ static uint32_t stream_window_blocks(const struct aiod_ctx *ctx, uint64_t bps, u
 }
 
 /* A stream's prebuffer: its class's, or 1 s for a stream without one (auto_stream). */
-static uint32_t stream_prebuffer_ms(const struct aiod_open *o)
-{
-	return o->file->sclass != NULL ? o->file->sclass->prebuffer_ms : 1000;
-}
-
 uint32_t aiod_stream_head_blocks(const struct aiod_ctx *ctx, const struct aiod_open *o)
 {
-	return (uint32_t)stream_target_blocks(ctx, o->rate_bps, stream_prebuffer_ms(o));
+	return (uint32_t)stream_target_blocks(ctx, o->rate_bps, aiod_stream_prebuffer_ms(o));
 }
 
 bool aiod_stream_played(const struct aiod_ctx *ctx, const struct aiod_open *o, uint64_t blkno,
@@ -119,13 +114,6 @@ uint32_t aiod_stream_best_effort_blocks(const struct aiod_ctx *ctx)
 		n = ctx->cache->nblocks / 8 > 0 ? ctx->cache->nblocks / 8 : 1;
 	}
 	return n;
-}
-
-uint32_t aiod_stream_io_blocks(const struct aiod_ctx *ctx)
-{
-	uint32_t n = ctx->cfg->readahead_io_size / ctx->cache->block_size;
-
-	return n < 1 ? 1 : (n > RTIO_MAX_SEGS ? RTIO_MAX_SEGS : n);
 }
 
 /*
@@ -180,7 +168,7 @@ static void stream_start(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off
 	o->play_t0_ns = now;
 	o->play_off0 = off;
 	if (o->rate_bps > 0) {
-		aiod_best_effort_hold(ctx, now + (stream_prebuffer_ms(o) + 1000ull) * 1000000ull +
+		aiod_best_effort_hold(ctx, now + (aiod_stream_prebuffer_ms(o) + 1000ull) * 1000000ull +
 					   aiod_stream_round_ns(ctx));
 	}
 }
@@ -192,7 +180,7 @@ static void stream_start(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off
  */
 static void stream_retime(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off, uint64_t now)
 {
-	if (now > stream_on_time(o, off) + (uint64_t)stream_prebuffer_ms(o) * 1000000ull) {
+	if (now > stream_on_time(o, off) + (uint64_t)aiod_stream_prebuffer_ms(o) * 1000000ull) {
 		stream_start(ctx, o, off, now);
 	}
 }
@@ -259,7 +247,7 @@ uint32_t aiod_stream_observe(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t
  */
 bool aiod_stream_playing(const struct aiod_open *o, uint64_t off)
 {
-	uint32_t prebuffer_ms = stream_prebuffer_ms(o);
+	uint32_t prebuffer_ms = aiod_stream_prebuffer_ms(o);
 
 	/* A read elsewhere than where the stream was is a jump: it starts again. */
 	return off == o->next_off && o->ra_next_blk != 0 && o->play_t0_ns != 0 &&

@@ -41,6 +41,20 @@ uint64_t aiod_admission_limit(const struct aiod_ctx *ctx);
  * block, io_size. False (and *d zeroed) without a profile that has both.
  */
 bool aiod_admission_plan_device(const struct aiod_ctx *ctx, struct aiod_plan_device *d);
+/*
+ * admission_plan.c: whether every admitted stream and o, opening now (or
+ * promoted now) at bps, get their data before their clients play it, as
+ * aiod's read-ahead will serve them (startup_plan.h), each client's buffer
+ * its class's prebuffer_ms, and at least aiod_plan_margin_ns() early: what
+ * the plan cannot see. 1 s buffers: nine 100 Mbit/s streams opened
+ * together hold (ten were measured clean, bench/results/rt-20261129-0352.md;
+ * the tenth is planned less than the margin early), 0.5 s: eight
+ * (rt-20261206-1740.md). Without a profile (request time, media rate) there
+ * is nothing to plan with: true. Otherwise why says what held it back, or
+ * how close it came.
+ */
+bool aiod_admission_plan_holds(struct aiod_ctx *ctx, const struct aiod_open *o, uint64_t bps,
+			       char *why, size_t whylen);
 
 /* besteffort.c */
 /*
@@ -65,7 +79,17 @@ void aiod_stream_classify(struct aiod_ctx *ctx, struct aiod_open *o);
 /* Whether o's stream is past its start-up, so a read that waits counts as a deadline miss. */
 bool aiod_stream_playing(const struct aiod_open *o, uint64_t off);
 /* One read-ahead request ([readahead] io_size) in cache blocks: 1 to RTIO_MAX_SEGS. */
-uint32_t aiod_stream_io_blocks(const struct aiod_ctx *ctx);
+static inline uint32_t aiod_stream_io_blocks(const struct aiod_ctx *ctx)
+{
+	uint32_t n = ctx->cfg->readahead_io_size / ctx->cache->block_size;
+
+	return n < 1 ? 1 : (n > RTIO_MAX_SEGS ? RTIO_MAX_SEGS : n);
+}
+/* o's client buffer: its class's prebuffer_ms, 1 s without a class. */
+static inline uint32_t aiod_stream_prebuffer_ms(const struct aiod_open *o)
+{
+	return o->file->sclass != NULL ? o->file->sclass->prebuffer_ms : 1000;
+}
 /* Read-ahead blocks for a best-effort sequential reader now (smaller while streams are open). */
 uint32_t aiod_stream_best_effort_blocks(const struct aiod_ctx *ctx);
 /* Account a read of [off, off+len) by o; returns how many blocks past the read to prefetch. */
