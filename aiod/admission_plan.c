@@ -122,9 +122,8 @@ bool aiod_admission_plan_holds(struct aiod_ctx *ctx, const struct aiod_open *o, 
 		 * then, a stream demoted from 9 opened together made 2 of the
 		 * 8 admitted go late 1.3 s later (2026-12-06, 0.5 s clients).
 		 */
-		uint64_t window_ns = ((uint64_t)aiod_stream_prebuffer_ms(o) + 1000) * 1000000ull;
 		int64_t least = -(int64_t)((unsigned __int128)ps[n].have * 1000000000ull /
-					   ps[n].rate_Bps) - (int64_t)window_ns;
+					   ps[n].rate_Bps) - (int64_t)aiod_stream_window_ns(o);
 
 		ps[n].buffer_ns = AIOD_PLAN_HORIZON_NS * 1000;
 		/*

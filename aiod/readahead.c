@@ -69,29 +69,18 @@ static uint32_t request_blocks(const struct aiod_ctx *ctx, const struct aiod_ope
 	 * readers ramp too (sustain_blocks() is 0 for them): a file no class
 	 * names may still be played, and readers started together each need
 	 * their first data within a client's buffer.
+	 *
+	 * Streams opened together are admitted one by one: the first ones
+	 * start their ramp from what keeps up with one or two streams. Once
+	 * the others are in, every request is at least what keeps up with all
+	 * of them (sustain_blocks()), or each round of refills loses lead
+	 * (worked through for 8 streams at 100 Mbit/s on the emulated disk:
+	 * starting at 2 blocks leaves 8 ms of margin in the ramp, at the 4
+	 * that keep up with 8 streams 70). The start-up plan sizes requests
+	 * with the same rule (aiod_plan_request_blocks()).
 	 */
 	if (!(o->ra_size == 0 && lead >= n)) {
-		uint32_t ramp = o->ra_size;
-		uint32_t sustain = sustain_blocks(ctx, o);
-
-		if (ramp == 0) {
-			ramp = 2 * (o->read_blocks > 0 ? o->read_blocks : 1);
-		}
-		/*
-		 * Streams opened together are admitted one by one: the first
-		 * ones start their ramp from what keeps up with one or two
-		 * streams. Once the others are in, every request is at least
-		 * what keeps up with all of them, or each round of refills
-		 * loses lead (worked through for 8 streams at 100 Mbit/s on
-		 * the emulated disk: starting at 2 blocks leaves 8 ms of
-		 * margin in the ramp, at the 4 that keep up with 8 streams 70).
-		 */
-		if (sustain > ramp) {
-			ramp = sustain;
-		}
-		if (ramp < n) {
-			n = ramp;
-		}
+		n = aiod_plan_request_blocks(o->ra_size, o->read_blocks, sustain_blocks(ctx, o), n);
 	}
 	return n < window ? n : window;
 }
@@ -175,10 +164,7 @@ void aiod_readahead(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t last, ui
 			ctx->st.readahead_blocks += nrun;
 			o->ra_next_blk = start + nrun;
 			if (o->ra_size < aiod_stream_io_blocks(ctx)) {
-				o->ra_size = nrun + (nrun / 3 > 1 ? nrun / 3 : 1);
-				if (o->ra_size > aiod_stream_io_blocks(ctx)) {
-					o->ra_size = aiod_stream_io_blocks(ctx);
-				}
+				o->ra_size = aiod_plan_ramp_next(nrun, aiod_stream_io_blocks(ctx));
 			}
 			nrun = 0;
 			per_io = request_blocks(ctx, o, n, blk - (last + 1));

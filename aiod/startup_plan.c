@@ -58,15 +58,13 @@ uint64_t aiod_plan_margin_ns(const struct aiod_plan_device *d)
 					  1000000000ull / d->media_Bps);
 }
 
-/* Blocks of s's next request: readahead.c's start-up ramp (request_blocks()). */
-static uint32_t plan_request_blocks(const struct aiod_plan_device *d, const struct aiod_plan_stream *s,
-				    uint32_t sustain)
+uint32_t aiod_plan_request_blocks(uint32_t ramp, uint32_t read_blocks, uint32_t sustain,
+				  uint32_t io_blocks)
 {
-	uint32_t n = d->io_blocks > 0 ? d->io_blocks : 1;
-	uint32_t ramp = s->ramp;
+	uint32_t n = io_blocks > 0 ? io_blocks : 1;
 
 	if (ramp == 0) {
-		ramp = 2 * (s->read_blocks > 0 ? s->read_blocks : 1);
+		ramp = 2 * (read_blocks > 0 ? read_blocks : 1);
 	}
 	if (sustain > ramp) {
 		ramp = sustain;
@@ -74,12 +72,19 @@ static uint32_t plan_request_blocks(const struct aiod_plan_device *d, const stru
 	return ramp < n ? ramp : n;
 }
 
-/* The ramp after one request of size blocks (readahead.c): a third larger, at least a block more. */
-static uint32_t plan_ramp_next(const struct aiod_plan_device *d, uint32_t size)
+uint32_t aiod_plan_ramp_next(uint32_t size, uint32_t io_blocks)
 {
 	uint32_t next = size + (size / 3 > 1 ? size / 3 : 1);
+	uint32_t n = io_blocks > 0 ? io_blocks : 1;
 
-	return next > d->io_blocks ? d->io_blocks : next;
+	return next > n ? n : next;
+}
+
+/* Blocks of s's next request, as readahead.c sizes it. */
+static uint32_t plan_request_blocks(const struct aiod_plan_device *d, const struct aiod_plan_stream *s,
+				    uint32_t sustain)
+{
+	return aiod_plan_request_blocks(s->ramp, s->read_blocks, sustain, d->io_blocks);
 }
 
 /*
@@ -97,7 +102,7 @@ static void plan_ramp_through(const struct aiod_plan_device *d, struct aiod_plan
 		uint32_t size = plan_request_blocks(d, s, sustain);
 
 		blocks -= blocks < size ? blocks : size;
-		s->ramp = plan_ramp_next(d, size);
+		s->ramp = aiod_plan_ramp_next(size, d->io_blocks);
 	}
 }
 
@@ -164,7 +169,7 @@ struct aiod_plan_result aiod_plan_startup(const struct aiod_plan_device *d,
 		}
 		st[first].have += (uint64_t)size * d->block_size;
 		if (st[first].ramp < d->io_blocks) {
-			st[first].ramp = plan_ramp_next(d, size);
+			st[first].ramp = aiod_plan_ramp_next(size, d->io_blocks);
 		}
 	}
 	talloc_free(st);

@@ -4,8 +4,9 @@
  * profile describes, and how early (or late) each client gets its data.
  * Admission asks it before it lets one more stream start next to streams
  * that are still starting (admission.c); read-ahead sizes its requests with
- * the same arithmetic (aiod_plan_sustain_blocks(), readahead.c), so the
- * plan and the scheduler cannot drift apart.
+ * the same functions (aiod_plan_sustain_blocks(), aiod_plan_request_blocks(),
+ * aiod_plan_ramp_next(); readahead.c), so the plan and the scheduler cannot
+ * drift apart.
  *
  * The model (the one bench/rt/startup_bound.py plays for other schedules):
  * the device serves one request at a time, a request costs the profile's
@@ -69,6 +70,18 @@ struct aiod_plan_result {
  */
 uint32_t aiod_plan_sustain_blocks(const struct aiod_plan_device *d, uint32_t streams,
 				  uint64_t all_Bps, uint64_t own_Bps);
+
+/*
+ * Blocks of a stream's next read-ahead request (readahead.c, and the plan's
+ * model of it): its ramp (0 before its first request: twice the client's
+ * read of read_blocks), at least sustain (what keeps up with every stream,
+ * aiod_plan_sustain_blocks()), at most io_blocks.
+ */
+uint32_t aiod_plan_request_blocks(uint32_t ramp, uint32_t read_blocks, uint32_t sustain,
+				  uint32_t io_blocks);
+
+/* The ramp after a request of size blocks: a third larger, at least a block more, at most io_blocks. */
+uint32_t aiod_plan_ramp_next(uint32_t size, uint32_t io_blocks);
 
 /*
  * How early the plan must have every client's data for admission to trust

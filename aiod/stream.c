@@ -82,7 +82,6 @@ static uint32_t stream_window_blocks(const struct aiod_ctx *ctx, uint64_t bps, u
 	return (uint32_t)blocks;
 }
 
-/* A stream's prebuffer: its class's, or 1 s for a stream without one (auto_stream). */
 uint32_t aiod_stream_head_blocks(const struct aiod_ctx *ctx, const struct aiod_open *o)
 {
 	return (uint32_t)stream_target_blocks(ctx, o->rate_bps, aiod_stream_prebuffer_ms(o));
@@ -168,8 +167,7 @@ static void stream_start(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off
 	o->play_t0_ns = now;
 	o->play_off0 = off;
 	if (o->rate_bps > 0) {
-		aiod_best_effort_hold(ctx, now + (aiod_stream_prebuffer_ms(o) + 1000ull) * 1000000ull +
-					   aiod_stream_round_ns(ctx));
+		aiod_best_effort_hold(ctx, now + aiod_stream_window_ns(o) + aiod_stream_round_ns(ctx));
 	}
 }
 

@@ -90,6 +90,11 @@ static inline uint32_t aiod_stream_prebuffer_ms(const struct aiod_open *o)
 {
 	return o->file->sclass != NULL ? o->file->sclass->prebuffer_ms : 1000;
 }
+/* o's read-ahead target in time: its client's buffer and a second (ns). */
+static inline uint64_t aiod_stream_window_ns(const struct aiod_open *o)
+{
+	return (aiod_stream_prebuffer_ms(o) + 1000ull) * 1000000ull;
+}
 /* Read-ahead blocks for a best-effort sequential reader now (smaller while streams are open). */
 uint32_t aiod_stream_best_effort_blocks(const struct aiod_ctx *ctx);
 /* Account a read of [off, off+len) by o; returns how many blocks past the read to prefetch. */

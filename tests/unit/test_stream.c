@@ -686,6 +686,34 @@ static void test_admission_streams_that_start_together(void **state)
 }
 
 /*
+ * Opens the first n of o together at bps: how many admission reserved. The
+ * ones it reserves are the first ones (asserted): a later open never gets
+ * in where an earlier one was held back.
+ */
+static int admit_together(struct fixture *f, struct aiod_open *o, int n, uint64_t bps)
+{
+	int admitted = 0;
+
+	for (int i = 0; i < n; i++) {
+		assert_int_equal(aiod_admission_admit(&f->ctx, &o[i], bps), 0);
+		if (o[i].reserved) {
+			assert_int_equal(admitted, i);
+			admitted++;
+		}
+	}
+	return admitted;
+}
+
+/* Releases the first n of o and forgets the start-up debt they left: the next case starts clean. */
+static void release_all(struct fixture *f, struct aiod_open *o, int n)
+{
+	for (int i = 0; i < n; i++) {
+		aiod_admission_release(&f->ctx, &o[i]);
+	}
+	f->ctx.startup_debt = 0;
+}
+
+/*
  * Streams that start together on a calibrated device: admission also plays
  * aiod's start-up forward (startup_plan.h), each client playing its class's
  * prebuffer_ms after it asks. The emulated disk of bench/rt (15.2 ms per
@@ -720,22 +748,13 @@ static void test_admission_plans_start_up(void **state)
 
 	/* No profile, no plan: the debt check alone lets nine start with 0.5 s buffers. */
 	f->ctx.cfg->classes[0].prebuffer_ms = 500;
-	for (int i = 0; i < 9; i++) {
-		assert_int_equal(aiod_admission_admit(&f->ctx, &o[i], 100000000), 0);
-		assert_true(o[i].reserved);
-	}
-	for (int i = 0; i < 9; i++) {
-		aiod_admission_release(&f->ctx, &o[i]);
-	}
+	assert_int_equal(admit_together(f, o, 9, 100000000), 9);
+	release_all(f, o, 9);
 	assert_null(f->ctx.admitted);
-	f->ctx.startup_debt = 0;
 
 	/* With the profile: eight, the ninth served best effort. */
 	f->ctx.profile = &p;
-	for (int i = 0; i < 9; i++) {
-		assert_int_equal(aiod_admission_admit(&f->ctx, &o[i], 100000000), 0);
-		assert_int_equal(o[i].reserved, i < 8);
-	}
+	assert_int_equal(admit_together(f, o, 9, 100000000), 8);
 	assert_true(o[8].demoted);
 	assert_int_equal(f->ctx.streams, 8);
 	/*
@@ -746,26 +765,17 @@ static void test_admission_plans_start_up(void **state)
 	aiod_admission_init(&f->ctx);
 	assert_true(o[8].demoted);
 	assert_false(o[8].reserved);
-	for (int i = 0; i < 9; i++) {
-		aiod_admission_release(&f->ctx, &o[i]);
-	}
+	release_all(f, o, 9);
 	assert_null(f->ctx.admitted);
 	assert_null(f->ctx.demoted);
-	f->ctx.startup_debt = 0;
 
 	/*
 	 * 1 s buffers: nine. The tenth is planned 59 ms early, less than one
 	 * io_size request takes (115 ms): the plan's margin.
 	 */
 	f->ctx.cfg->classes[0].prebuffer_ms = 1000;
-	for (int i = 0; i < 11; i++) {
-		assert_int_equal(aiod_admission_admit(&f->ctx, &o[i], 100000000), 0);
-		assert_int_equal(o[i].reserved, i < 9);
-	}
-	for (int i = 0; i < 11; i++) {
-		aiod_admission_release(&f->ctx, &o[i]);
-	}
-	f->ctx.startup_debt = 0;
+	assert_int_equal(admit_together(f, o, 11, 100000000), 9);
+	release_all(f, o, 11);
 
 	/*
 	 * 0.5 s buffers next to a copy that just read 8 MiB from the device:
@@ -776,26 +786,14 @@ static void test_admission_plans_start_up(void **state)
 	now = aiod_now_ns();
 	aiod_best_effort_seen(&f->ctx, 8u << 20, now);
 	assert_int_equal(aiod_best_effort_recent(&f->ctx, now), 8u << 20);
-	for (int i = 0; i < 8; i++) {
-		assert_int_equal(aiod_admission_admit(&f->ctx, &o[i], 100000000), 0);
-		assert_int_equal(o[i].reserved, i < 7);
-	}
+	assert_int_equal(admit_together(f, o, 8, 100000000), 7);
 	assert_true(o[7].demoted);
-	for (int i = 0; i < 8; i++) {
-		aiod_admission_release(&f->ctx, &o[i]);
-	}
-	f->ctx.startup_debt = 0;
+	release_all(f, o, 8);
 	/* A copy last seen two deadlines ago is gone: eight again. */
 	f->ctx.be_seen_ns = aiod_now_ns() - 2 * 2304 * 1000000ull - 1;
 	assert_int_equal(aiod_best_effort_recent(&f->ctx, aiod_now_ns()), 0);
-	for (int i = 0; i < 8; i++) {
-		assert_int_equal(aiod_admission_admit(&f->ctx, &o[i], 100000000), 0);
-		assert_true(o[i].reserved);
-	}
-	for (int i = 0; i < 8; i++) {
-		aiod_admission_release(&f->ctx, &o[i]);
-	}
-	f->ctx.startup_debt = 0;
+	assert_int_equal(admit_together(f, o, 8, 100000000), 8);
+	release_all(f, o, 8);
 
 	/*
 	 * 0.5 s again, eight admitted and playing for 4 s, each with 3 s of
