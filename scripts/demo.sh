@@ -36,8 +36,6 @@ done
 [ "$STREAMS" -ge 1 ] || { echo "demo: DEMO_STREAMS must be at least 1" >&2; exit 1; }
 
 rt_init demo
-[ -f "$RT_MODULESDIR/vfs/rtio.so" ] ||
-	rt_die "rtio.so is not in $RT_MODULESDIR/vfs/ (make demo installs it; by hand: make install-module)"
 
 # stream files hold the whole run without wrapping
 BPS=$(numfmt --from=si "$BITRATE")

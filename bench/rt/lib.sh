@@ -162,6 +162,12 @@ rt_require() {
 	done
 	"$RT_PY" -c 'import json' 2>/dev/null || rt_die "$RT_PY does not run"
 	RT_MODULESDIR=$(smbd -b | awk '/MODULESDIR:/ {print $2}')
+	# Without the module every rtio run's opens fail (each stream counted
+	# late); an older one measures code that is not this build's.
+	[ -f "$RT_MODULESDIR/vfs/rtio.so" ] ||
+		rt_die "rtio.so is not in $RT_MODULESDIR/vfs/ (make demo and make bench install it; by hand: make install-module)"
+	[ ! -f "$BUILD/rtio.so" ] || cmp -s "$BUILD/rtio.so" "$RT_MODULESDIR/vfs/rtio.so" ||
+		rt_die "$RT_MODULESDIR/vfs/rtio.so is not $BUILD/rtio.so (an older build?): make install-module"
 }
 
 # rt_init PROG: temp dir, EXIT trap, the SMB user.

@@ -136,7 +136,13 @@ def summary_rows(series, groups):
     rows = []
     order = lambda s: (scenario_key(s["scenario"]), rate_bps(s["bitrate"]), s["greedy"],
                        prebuffer_key(s["prebuffer"]), config_key(s["config"]))
+    seen = set()
     for s in sorted(series, key=order):
+        # a key swept twice (--greedy 0,1,0,1 interleaves repeats) is one
+        # row: its runs are pooled in groups already
+        if series_key(s) in seen:
+            continue
+        seen.add(series_key(s))
         runs = groups[series_key(s)]
         best = s["max_clean_streams"]
         # the runs at the count reported: the largest clean one, or a fixed count
