@@ -8,6 +8,7 @@
 #   - bench/rt/startup_bound.py still gives the start-up counts the README cites;
 #   - bench/rt/late_reads.py sorts late chunks (in aiod, outside it, a
 #     knock-on) and still parses a real aiod's read trace (log level 4);
+#   - bench/rt/report.py pools a key swept twice into one row;
 #   - bench/fio/build.sh builds the fio engine, hit_rtt, aiod and aiodctl;
 #   - fio reads a small file through the engine and a real aiod (random
 #     4 KiB and sequential 1 MiB, 2 s each), without an error, and aiod
@@ -143,6 +144,16 @@ if grep -q 'chunk 5 .*88.5 ms in aiod (waited for the disk).*late in aiod' <<< "
 	ok "bench/rt/late_reads.py: a disk wait in aiod, a knock-on, a stall outside aiod"
 else
 	bad "bench/rt/late_reads.py" "$(tr '\n' ' ' <<< "$lr")"
+fi
+
+# report.py: a key swept twice (--greedy 0,1,0,1) is one row of pooled runs,
+# not a row per sweep (rt-20261206-2348: 2 runs per greedy, each row once)
+rp=$(/usr/bin/python3 bench/rt/report.py render bench/results/rt-20261206-2348.json "$W/report" 2>&1)
+if [ "$(grep -c '^| 4x200M,4x50M | 0 | .* | 2 |$' "$W/report.md" 2>/dev/null)" = 1 ] &&
+   [ "$(grep -c '^| 4x200M,4x50M | 1 | .* | 2 |$' "$W/report.md")" = 1 ]; then
+	ok "bench/rt/report.py: a key swept twice is one row of its 2 runs"
+else
+	bad "bench/rt/report.py render" "$(tr '\n' ' ' <<< "$rp") $(grep '^| 4x200M' "$W/report.md" 2>/dev/null | tr '\n' ' ')"
 fi
 
 # 2. the fio engine and what it talks to build
