@@ -82,6 +82,7 @@ static uint32_t stream_window_blocks(const struct aiod_ctx *ctx, uint64_t bps, u
 	return (uint32_t)blocks;
 }
 
+/* Blocks of o's class target (prebuffer + 1 s): the head of the file a replay starts from. */
 uint32_t aiod_stream_head_blocks(const struct aiod_ctx *ctx, const struct aiod_open *o)
 {
 	return (uint32_t)stream_target_blocks(ctx, o->rate_bps, aiod_stream_prebuffer_ms(o));
