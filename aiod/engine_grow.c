@@ -74,13 +74,46 @@ void aiod_engine_rekey(struct aiod_engine *e, uint64_t old_round_ns, uint64_t ne
 	aiod_edf_reorder(e->queue);
 }
 
-/* The queued READV of the same callback that starts where op ends on op's fd. */
+/*
+ * A read of one whole cache block (aiod_engine_readv() of one block queues
+ * a plain READ, which can use the registered buffer) as the one-iovec READV
+ * it is: growing appends iovecs. Without this a stream's first read, the
+ * client's own single block, never grew: nine streams opened together
+ * spent the first round on nine 1 MiB reads (21 ms each on the emulated
+ * disk) before any read-ahead, and then no request size kept every chunk
+ * within a 0.5 s client buffer (bench/results/rt-ab-20261207-ramp-one.md).
+ */
+static bool engine_as_readv(struct aiod_engine *e, struct engine_op *op)
+{
+	if (op->kind == ENGINE_READV) {
+		return true;
+	}
+	if (op->kind != ENGINE_READ || op->len != e->block_size || op->done_bytes > 0 ||
+	    op->buf != e->bufs + (uint64_t)op->block * e->block_size) {
+		return false;
+	}
+	op->kind = ENGINE_READV;
+	op->niov = 1;
+	op->iov[0].iov_base = op->buf;
+	op->iov[0].iov_len = op->len;
+	return true;
+}
+
+/* Whether op is a READ of one whole block, which engine_as_readv() takes. */
+static bool engine_whole_block(const struct aiod_engine *e, const struct engine_op *op)
+{
+	return op->kind == ENGINE_READ && op->len == e->block_size && op->done_bytes == 0 &&
+	       op->buf == e->bufs + (uint64_t)op->block * e->block_size;
+}
+
+/* The queued read of the same callback that starts where op ends on op's fd. */
 static struct engine_op *engine_next_along(struct aiod_engine *e, const struct engine_op *op)
 {
 	for (uint32_t i = 0; i < e->queue->count; i++) {
 		struct engine_op *y = (struct engine_op *)e->queue->heap[i];
 
-		if (y->kind == ENGINE_READV && y->fd == op->fd && y->done == op->done &&
+		if ((y->kind == ENGINE_READV || engine_whole_block(e, y)) && y->fd == op->fd &&
+		    y->done == op->done &&
 		    y->off == op->off + op->len && y->along == NULL && y->done_bytes == 0 &&
 		    y->parent == NULL) {
 			return y;
@@ -90,8 +123,8 @@ static struct engine_op *engine_next_along(struct aiod_engine *e, const struct e
 }
 
 /*
- * Grow a vectored read about to go to the device by the queued reads that
- * follow it, while it is smaller than its owner now wants (aiod_engine_grow_fn).
+ * Grow a read about to go to the device (a vectored one, or one whole
+ * block) by the queued reads that follow it, while it is smaller than its owner now wants (aiod_engine_grow_fn).
  * Once only, before any of it was transferred; the reads taken along keep
  * their own callbacks (engine_complete splits the result).
  */
@@ -100,8 +133,8 @@ void engine_grow(struct aiod_engine *e, struct engine_op *op)
 	struct engine_op **tail = &op->along;
 	uint64_t want;
 
-	if (e->grow == NULL || op->kind != ENGINE_READV || op->along != NULL || op->done_bytes > 0 ||
-	    op->parent != NULL) {
+	if (e->grow == NULL || (op->kind != ENGINE_READV && !engine_whole_block(e, op)) ||
+	    op->along != NULL || op->done_bytes > 0 || op->parent != NULL) {
 		return;
 	}
 	want = e->grow(e->grow_arg, op->done, op->private_data);
@@ -109,8 +142,13 @@ void engine_grow(struct aiod_engine *e, struct engine_op *op)
 	while (op->len < want) {
 		struct engine_op *y = engine_next_along(e, op);
 
-		if (y == NULL || op->niov + y->niov > ENGINE_MAX_IOV ||
-		    (uint64_t)op->len + y->len > INT32_MAX) {
+		if (y == NULL || (uint64_t)op->len + y->len > INT32_MAX ||
+		    (op->kind == ENGINE_READV ? op->niov : 1) +
+		    (y->kind == ENGINE_READV ? y->niov : 1) > ENGINE_MAX_IOV) {
+			break;
+		}
+		/* Only now, when something is taken along: a lone READ keeps its fixed buffer. */
+		if (!engine_as_readv(e, op) || !engine_as_readv(e, y)) {
 			break;
 		}
 		aiod_edf_remove(e->queue, &y->item);

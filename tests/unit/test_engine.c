@@ -225,11 +225,13 @@ static void test_engine_no_continuation_past_a_waited_read(void **state)
 }
 
 /*
- * Growing a vectored read when the device takes it (aiod_engine_set_grow):
- * W is in the kernel; X (blocks 0-1 of the file), Z (elsewhere, due before
- * Y) and Y (blocks 2-3, right after X) wait. X may grow to want_blocks: it
- * takes Y along when that fits, and Y completes with its own part of the
- * request (its bytes where its buffers are), before Z.
+ * Growing a read when the device takes it (aiod_engine_set_grow):
+ * W is in the kernel; X (blocks 0-1 of the file, or block 0 alone), Z
+ * (elsewhere, due before Y) and Y (the two blocks or the one right after X)
+ * wait. X may grow to want_blocks: it takes Y along when that fits, and Y
+ * completes with its own part of the request (its bytes where its buffers
+ * are), before Z. A read of one block is queued as a plain READ (the
+ * registered buffer): it grows, and is taken along, all the same.
  */
 struct vtag {
 	struct order *o;
@@ -257,7 +259,8 @@ static uint64_t grow_x(void *arg, aiod_engine_done_fn fn, void *private_data)
 	return fn == vdone && private_data == g->who ? g->bytes : 0;
 }
 
-static void run_grow(uint32_t want_blocks, off_t file_blocks, const char *expect, int y_result)
+static void run_grow_sized(uint32_t x_blocks, uint32_t y_blocks, uint32_t want_blocks,
+			   off_t file_blocks, const char *expect, int y_result)
 {
 	TALLOC_CTX *mem = talloc_new(NULL);
 	struct tevent_context *ev = tevent_context_init(mem);
@@ -281,26 +284,38 @@ static void run_grow(uint32_t want_blocks, off_t file_blocks, const char *expect
 	assert_non_null(e);
 	aiod_engine_set_grow(e, grow_x, &g);
 	assert_int_equal(aiod_engine_read(e, fd, 0, 0, BLK, 64 * BLK, now, vdone, &w), 0);
-	assert_int_equal(aiod_engine_readv(e, fd, xb, 2, 0, now + 1000000, vdone, &x), 0);
+	assert_int_equal(aiod_engine_readv(e, fd, xb, x_blocks, 0, now + 1000000, vdone, &x), 0);
 	assert_int_equal(aiod_engine_readv(e, fd, zb, 2, 32 * BLK, now + 2000000, vdone, &z), 0);
-	assert_int_equal(aiod_engine_readv(e, fd, yb, 2, 2 * BLK, now + 3000000, vdone, &y), 0);
+	assert_int_equal(aiod_engine_readv(e, fd, yb, y_blocks, x_blocks * BLK, now + 3000000, vdone,
+					   &y), 0);
 	while (o.n < 4) {
 		assert_int_equal(tevent_loop_once(ev), 0);
 	}
 	assert_memory_equal(o.seen, expect, 4);
-	assert_int_equal(x.result, (int)(2 * BLK));
+	assert_int_equal(x.result, (int)(x_blocks * BLK));
 	assert_int_equal(y.result, y_result);
-	/* X's blocks hold file blocks 0 and 1; Y's (4, then 3) blocks 2 and 3 where the file has them */
+	/* X's blocks (1, 2) hold file blocks 0 (and 1); Y's (4, 3) the ones after where the file has them */
 	assert_int_equal(bufs[1 * BLK], 0x10);
-	assert_int_equal(bufs[2 * BLK + BLK - 1], 0x11);
+	if (x_blocks == 2) {
+		assert_int_equal(bufs[2 * BLK + BLK - 1], 0x11);
+	}
 	if (y_result >= (int)BLK) {
-		assert_int_equal(bufs[4 * BLK], 0x12);
+		assert_int_equal(bufs[4 * BLK], 0x10 + x_blocks);
+		assert_int_equal(bufs[4 * BLK + BLK - 1], 0x10 + x_blocks);
+	}
+	if (y_result >= (int)(2 * BLK)) {
+		assert_int_equal(bufs[3 * BLK], 0x11 + x_blocks);
 	}
 	aiod_engine_get_stats(e, &st);
 	assert_int_equal(st.merged, strcmp(expect, "WXYZ") == 0 ? 1 : 0);
 	assert_int_equal(st.completed, 4);
 	close(fd);
 	talloc_free(mem);
+}
+
+static void run_grow(uint32_t want_blocks, off_t file_blocks, const char *expect, int y_result)
+{
+	run_grow_sized(2, 2, want_blocks, file_blocks, expect, y_result);
 }
 
 static void test_engine_grow_takes_the_next_read_along(void **state)
@@ -321,6 +336,26 @@ static void test_engine_grow_splits_a_short_read(void **state)
 	(void)state;
 	/* the file ends in Y's first block: X gets its two, Y the one there is */
 	run_grow(4, 3, "WXYZ", (int)BLK);
+}
+
+static void test_engine_grow_a_one_block_read(void **state)
+{
+	(void)state;
+	/* a stream's first read, the client's one block, grows by the read-ahead behind it */
+	run_grow_sized(1, 2, 3, 8, "WXYZ", (int)(2 * BLK));
+}
+
+static void test_engine_grow_takes_a_one_block_read_along(void **state)
+{
+	(void)state;
+	run_grow_sized(2, 1, 3, 8, "WXYZ", (int)BLK);
+}
+
+static void test_engine_grow_one_block_not_beyond_what_is_wanted(void **state)
+{
+	(void)state;
+	/* one block is all its owner wants: it goes alone, Z before Y */
+	run_grow_sized(1, 2, 1, 8, "WXZY", (int)(2 * BLK));
 }
 
 /*
@@ -471,6 +506,9 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_engine_grow_takes_the_next_read_along),
 		cmocka_unit_test(test_engine_grow_not_beyond_what_is_wanted),
 		cmocka_unit_test(test_engine_grow_splits_a_short_read),
+		cmocka_unit_test(test_engine_grow_a_one_block_read),
+		cmocka_unit_test(test_engine_grow_takes_a_one_block_read_along),
+		cmocka_unit_test(test_engine_grow_one_block_not_beyond_what_is_wanted),
 		cmocka_unit_test(test_engine_rekey_reorders_the_queue),
 		cmocka_unit_test(test_engine_slice_lets_a_due_read_in),
 		cmocka_unit_test(test_engine_slice_rest_follows_when_it_fits),
