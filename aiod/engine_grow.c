@@ -74,6 +74,13 @@ void aiod_engine_rekey(struct aiod_engine *e, uint64_t old_round_ns, uint64_t ne
 	aiod_edf_reorder(e->queue);
 }
 
+/* Whether op is a READ of one whole cache block, not yet begun. */
+static bool engine_whole_block(const struct aiod_engine *e, const struct engine_op *op)
+{
+	return op->kind == ENGINE_READ && op->len == e->block_size && op->done_bytes == 0 &&
+	       op->buf == e->bufs + (uint64_t)op->block * e->block_size;
+}
+
 /*
  * A read of one whole cache block (aiod_engine_readv() of one block queues
  * a plain READ, which can use the registered buffer) as the one-iovec READV
@@ -81,15 +88,14 @@ void aiod_engine_rekey(struct aiod_engine *e, uint64_t old_round_ns, uint64_t ne
  * client's own single block, never grew: nine streams opened together
  * spent the first round on nine 1 MiB reads (21 ms each on the emulated
  * disk) before any read-ahead, and then no request size kept every chunk
- * within a 0.5 s client buffer (bench/results/rt-ab-20261207-ramp-one.md).
+ * within a 0.5 s client buffer (bench/results/rt-ab-20261207-first-read-grows.md).
  */
 static bool engine_as_readv(struct aiod_engine *e, struct engine_op *op)
 {
 	if (op->kind == ENGINE_READV) {
 		return true;
 	}
-	if (op->kind != ENGINE_READ || op->len != e->block_size || op->done_bytes > 0 ||
-	    op->buf != e->bufs + (uint64_t)op->block * e->block_size) {
+	if (!engine_whole_block(e, op)) {
 		return false;
 	}
 	op->kind = ENGINE_READV;
@@ -97,13 +103,6 @@ static bool engine_as_readv(struct aiod_engine *e, struct engine_op *op)
 	op->iov[0].iov_base = op->buf;
 	op->iov[0].iov_len = op->len;
 	return true;
-}
-
-/* Whether op is a READ of one whole block, which engine_as_readv() takes. */
-static bool engine_whole_block(const struct aiod_engine *e, const struct engine_op *op)
-{
-	return op->kind == ENGINE_READ && op->len == e->block_size && op->done_bytes == 0 &&
-	       op->buf == e->bufs + (uint64_t)op->block * e->block_size;
 }
 
 /* The queued read of the same callback that starts where op ends on op's fd. */
@@ -124,7 +123,8 @@ static struct engine_op *engine_next_along(struct aiod_engine *e, const struct e
 
 /*
  * Grow a read about to go to the device (a vectored one, or one whole
- * block) by the queued reads that follow it, while it is smaller than its owner now wants (aiod_engine_grow_fn).
+ * block) by the queued reads that follow it, while it is smaller than its
+ * owner now wants (aiod_engine_grow_fn).
  * Once only, before any of it was transferred; the reads taken along keep
  * their own callbacks (engine_complete splits the result).
  */
