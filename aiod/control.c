@@ -21,6 +21,7 @@
 #include "streams.h"
 #include "monitor.h"
 #include "requests.h"
+#include "dataplane.h"
 #include "session.h"
 #include "qos.h"
 
@@ -191,7 +192,7 @@ void aiod_control_handle(struct aiod_ctx *ctx, struct aiod_session *s, const uni
 			ret = -EBADF;
 			break;
 		}
-		aiod_open_close(ctx, &p->opens, o);
+		aiod_load_close(ctx, &p->opens, o);
 		break;
 	case RTIO_OP_FTRUNCATE:
 		o = aiod_open_find(&p->opens, m->ftruncate_req.file_id);

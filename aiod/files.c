@@ -437,6 +437,18 @@ void aiod_open_close(struct aiod_ctx *ctx, struct aiod_opens *os, struct aiod_op
 	}
 	o->next = NULL;
 	aiod_writeback_close(ctx, o);	/* may make o busy: its fd stays for the last run */
+	/*
+	 * A reader that closes is owed nothing more: its reservation goes
+	 * now, not when the last of its loads is back (its read-ahead the
+	 * device has not begun was dropped just before, aiod_load_close()).
+	 * Kept until then, a playback that had stopped held six of eight
+	 * reservations when the next one opened, and admission demoted four
+	 * of its streams. A recorder keeps its reservation while its last
+	 * runs are written back: they are due at its rate.
+	 */
+	if (o->wb_queued == 0) {
+		aiod_admission_release(ctx, o);
+	}
 	o->closing = true;
 	if (o->busy == 0) {
 		open_free(ctx, o);

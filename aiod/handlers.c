@@ -59,7 +59,7 @@ static void on_closed(struct aiod_session *s)
 	/* Requests still in the engine finish on their own but reply to nobody. */
 	aiod_data_orphan_all(p);
 	aiod_lease_release_all(p);
-	aiod_open_close_all(ctx, &p->opens);
+	aiod_load_close_all(ctx, &p->opens);
 	aiod_peer_keep_known(p);
 	aiod_data_retry_blocked(ctx);
 }

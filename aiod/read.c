@@ -30,7 +30,9 @@ static void load_done(void *private_data, int result)
 	struct aiod_ctx *ctx = ld->ctx;
 	uint32_t bs = ctx->cache->block_size;
 
-	ctx->st.disk_reads++;
+	if (result != -ECANCELED) {
+		ctx->st.disk_reads++;	/* a dropped load never reached the device */
+	}
 	if (result > 0) {
 		ctx->st.disk_read_bytes += (uint64_t)result;
 	}
@@ -117,6 +119,39 @@ static bool load_reads_any(void *arg, aiod_engine_done_fn done, void *private_da
 		}
 	}
 	return false;
+}
+
+/* aiod_engine_cancel()'s match: a load of the open arg that no request waits on. */
+static bool load_unwaited_of(void *private_data, void *arg)
+{
+	const struct aiod_load *ld = private_data;
+
+	return ld->open == arg && !aiod_load_waited(NULL, load_done, private_data);
+}
+
+void aiod_load_close(struct aiod_ctx *ctx, struct aiod_opens *os, struct aiod_open *o)
+{
+	/*
+	 * Before aiod_open_close() marks o closing: a dropped load's callback
+	 * makes o idle, and a closing idle open is freed.
+	 */
+	if (o->file->opens <= 1) {
+		uint32_t free_before = ctx->cache->free.count;
+		uint32_t n = aiod_engine_cancel(ctx->engine, load_done, load_unwaited_of, o);
+
+		if (n > 0) {
+			AIOD_INFO("%s: closed; %u queued read-ahead loads dropped (%u blocks)",
+				  o->name, n, ctx->cache->free.count - free_before);
+		}
+	}
+	aiod_open_close(ctx, os, o);
+}
+
+void aiod_load_close_all(struct aiod_ctx *ctx, struct aiod_opens *os)
+{
+	while (os->head != NULL) {
+		aiod_load_close(ctx, os, os->head);
+	}
 }
 
 bool aiod_load_waited(void *arg, aiod_engine_done_fn done, void *private_data)

@@ -24,6 +24,11 @@ void aiod_data_handle(struct aiod_ctx *ctx, struct aiod_session *s, const union 
 		      size_t len);
 /* p's session ended: its requests still in flight finish but answer nobody. */
 void aiod_data_orphan_all(struct aiod_peer *p);
+/*
+ * read.c: p's session ended: close its opens (after aiod_data_orphan_all()),
+ * each one's read-ahead dropped as aiod_load_close() drops it.
+ */
+void aiod_load_close_all(struct aiod_ctx *ctx, struct aiod_opens *os);
 /* Cache blocks were released: retry requests that waited for one. */
 void aiod_data_retry_blocked(struct aiod_ctx *ctx);
 /*

@@ -6,6 +6,7 @@
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -210,6 +211,77 @@ static void test_engine_expedite_every_match(void **state)
 	assert_int_equal(o.seen[0], 'A');
 	assert_true((o.seen[1] == 'B' && o.seen[2] == 'D') || (o.seen[1] == 'D' && o.seen[2] == 'B'));
 	assert_int_equal(o.seen[3], 'C');
+	close(fd);
+	talloc_free(mem);
+}
+
+/* done(), or a dropped operation (-ECANCELED): its name in lower case. */
+static void done_or_dropped(void *private_data, int result)
+{
+	struct op_tag *t = private_data;
+
+	if (result == -ECANCELED) {
+		t->o->seen[t->o->n++] = (char)(t->name - 'A' + 'a');
+		return;
+	}
+	done(private_data, result);
+}
+
+/* aiod_engine_cancel()'s match: the operation is one of the set arg. */
+static bool in_set(void *private_data, void *arg)
+{
+	return is_in_set(arg, done_or_dropped, private_data);
+}
+
+/*
+ * Dropped operations (a closed stream's read-ahead, a cancelled write):
+ * B and D are taken off the queue, their callbacks run with -ECANCELED
+ * before the call returns, and the device never reads them; A and C are
+ * read as if B and D had never been queued. One the device has begun is
+ * not dropped: A, in the kernel.
+ */
+static void test_engine_cancel(void **state)
+{
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct tevent_context *ev = tevent_context_init(mem);
+	uint8_t *bufs = talloc_zero_array(mem, uint8_t, 4 * BLK);
+	char err[256];
+	struct aiod_engine *e;
+	struct aiod_engine_stats st;
+	struct order o = { .n = 0 };
+	struct op_tag a = { &o, 'A' }, b = { &o, 'B' }, c = { &o, 'C' }, d = { &o, 'D' };
+	struct tag_set bd = { { &b, &d } }, just_a = { { &a, &a } };
+	uint64_t now = aiod_now_ns();
+	int fd = scratch_file(1 << 20);
+
+	(void)state;
+	assert_non_null(ev);
+	e = aiod_engine_create(mem, ev, 1, bufs, BLK, 4, err, sizeof(err));
+	assert_non_null(e);
+	assert_int_equal(aiod_engine_read(e, fd, 0, 0, BLK, 0, now + 1000000, done_or_dropped, &a), 0);
+	assert_int_equal(aiod_engine_read(e, fd, 1, 0, BLK, 8 * BLK, now + 2000000, done_or_dropped,
+					  &b), 0);
+	assert_int_equal(aiod_engine_read(e, fd, 2, 0, BLK, 4 * BLK, now + 5000000000ull,
+					  done_or_dropped, &c), 0);
+	assert_int_equal(aiod_engine_read(e, fd, 3, 0, BLK, 12 * BLK, now + 3000000, done_or_dropped,
+					  &d), 0);
+	/* The first turn of the loop hands A to the kernel; its completion comes later. */
+	assert_int_equal(tevent_loop_once(ev), 0);
+	assert_int_equal(o.n, 0);
+	assert_int_equal(aiod_engine_cancel(e, done_or_dropped, in_set, &just_a), 0);
+	assert_int_equal(aiod_engine_cancel(e, done, in_set, &bd), 0);	/* another callback's */
+	assert_int_equal(aiod_engine_cancel(e, done_or_dropped, in_set, &bd), 2);
+	assert_int_equal(o.n, 2);
+	assert_true((o.seen[0] == 'b' && o.seen[1] == 'd') || (o.seen[0] == 'd' && o.seen[1] == 'b'));
+	assert_int_equal(aiod_engine_cancel(e, done_or_dropped, in_set, &bd), 0);	/* none left */
+	aiod_engine_get_stats(e, &st);
+	assert_int_equal(st.queued, 1);	/* C */
+	while (o.n < 4) {
+		assert_int_equal(tevent_loop_once(ev), 0);
+	}
+	assert_memory_equal(o.seen + 2, "AC", 2);
+	aiod_engine_get_stats(e, &st);
+	assert_int_equal(st.submitted, 2);	/* B and D never went to the device */
 	close(fd);
 	talloc_free(mem);
 }
@@ -503,6 +575,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_engine_no_continuation_past_a_waited_read),
 		cmocka_unit_test(test_engine_expedite),
 		cmocka_unit_test(test_engine_expedite_every_match),
+		cmocka_unit_test(test_engine_cancel),
 		cmocka_unit_test(test_engine_grow_takes_the_next_read_along),
 		cmocka_unit_test(test_engine_grow_not_beyond_what_is_wanted),
 		cmocka_unit_test(test_engine_grow_splits_a_short_read),

@@ -18,7 +18,10 @@
  *    them (HIT) or held them through a READ0 lease;
  *  - while streams are admitted, best-effort read-ahead goes to a disk in
  *    pieces (aiod_load_slice()), streams' loads whole (a client's miss:
- *    test_dataplane.c).
+ *    test_dataplane.c);
+ *  - a stream that closes drops the read-ahead the device has not begun,
+ *    unless another open of its file may read it, and gives back its
+ *    reservation at once.
  *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -706,6 +709,58 @@ static void test_ra_round_guard(void **state)
 	assert_int_equal(aiod_stream_round_ns(f->ctx), 0);
 }
 
+/*
+ * A stream that closes, its file's last open: the read-ahead the device has
+ * not begun is dropped (its blocks free again), and its reservation goes at
+ * once, not when its loads are back (aiod_load_close()).
+ */
+static void test_ra_close_drops_readahead(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_ctx *ctx = f->ctx;
+	uint32_t streams = ctx->streams, free_before = ctx->cache->free.count;
+
+	assert_true(f->o[0]->reserved);
+	client_read(f, 0, 0);
+	assert_true(fake_engine_pending(ctx->engine) > 0);
+	assert_true(ctx->cache->pinned > 0);
+	assert_true(ctx->cache->free.count < free_before);
+	aiod_load_close(ctx, &f->os, f->o[0]);
+	f->o[0] = NULL;
+	assert_int_equal(fake_engine_pending(ctx->engine), 0);
+	assert_int_equal(ctx->cache->pinned, 0);
+	assert_int_equal(ctx->cache->free.count, free_before);
+	assert_int_equal(ctx->streams, streams - 1);
+}
+
+/*
+ * The same file open twice (two clients on one clip): the one that closes
+ * leaves the read-ahead to the other, but still gives back its reservation
+ * now. Its descriptor stays until the loads that use it are back.
+ */
+static void test_ra_close_keeps_readahead_of_a_shared_file(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_ctx *ctx = f->ctx;
+	struct aiod_open *twin = NULL;
+	uint32_t streams;
+	unsigned pending;
+	int fd = dup(f->o[0]->fd);
+
+	assert_true(fd >= 0);
+	assert_int_equal(aiod_open_add(ctx, &f->os, fd, "s0.mxf", 0, &twin), 0);
+	assert_ptr_equal(twin->file, f->o[0]->file);
+	streams = ctx->streams;
+	client_read(f, 0, 0);
+	pending = fake_engine_pending(ctx->engine);
+	assert_true(pending > 0);
+	aiod_load_close(ctx, &f->os, f->o[0]);
+	f->o[0] = NULL;
+	assert_int_equal(fake_engine_pending(ctx->engine), pending);
+	assert_int_equal(ctx->streams, streams - 1);
+	assert_int_equal(fake_engine_run(ctx->engine), pending);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -725,6 +780,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ra_demand_before_readahead, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ra_played_blocks_go_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ra_played_blocks_go_first_read0, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ra_close_drops_readahead, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ra_close_keeps_readahead_of_a_shared_file, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
