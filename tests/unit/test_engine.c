@@ -53,6 +53,22 @@ static int scratch_file(off_t size)
 	return fd;
 }
 
+/* An engine of queue depth 1 over nblocks zeroed cache blocks, and its event loop, on mem. */
+static struct aiod_engine *new_engine(TALLOC_CTX *mem, uint32_t nblocks,
+				      struct tevent_context **ev)
+{
+	uint8_t *bufs = talloc_zero_array(mem, uint8_t, nblocks * BLK);
+	char err[256];
+	struct aiod_engine *e;
+
+	*ev = tevent_context_init(mem);
+	assert_non_null(*ev);
+	assert_non_null(bufs);
+	e = aiod_engine_create(mem, *ev, 1, bufs, BLK, nblocks, err, sizeof(err));
+	assert_non_null(e);
+	return e;
+}
+
 /*
  * A (due first) is dispatched at once. Then B is the earliest deadline and C
  * starts where A ended: with request costs known and B's deadline far enough,
@@ -137,10 +153,8 @@ static bool is_tag(void *arg, aiod_engine_done_fn fn, void *private_data)
 static void test_engine_expedite(void **state)
 {
 	TALLOC_CTX *mem = talloc_new(NULL);
-	struct tevent_context *ev = tevent_context_init(mem);
-	uint8_t *bufs = talloc_zero_array(mem, uint8_t, 3 * BLK);
-	char err[256];
-	struct aiod_engine *e;
+	struct tevent_context *ev;
+	struct aiod_engine *e = new_engine(mem, 3, &ev);
 	struct aiod_engine_stats st;
 	struct order o = { .n = 0 };
 	struct op_tag a = { &o, 'A' }, b = { &o, 'B' }, c = { &o, 'C' }, none = { &o, 'N' };
@@ -148,9 +162,6 @@ static void test_engine_expedite(void **state)
 	int fd = scratch_file(1 << 20);
 
 	(void)state;
-	assert_non_null(ev);
-	e = aiod_engine_create(mem, ev, 1, bufs, BLK, 3, err, sizeof(err));
-	assert_non_null(e);
 	assert_int_equal(aiod_engine_read(e, fd, 0, 0, BLK, 0, now + 1000000, done, &a), 0);
 	assert_int_equal(aiod_engine_read(e, fd, 1, 0, BLK, 8 * BLK, now + 60000000000ull, done, &b), 0);
 	assert_int_equal(aiod_engine_read(e, fd, 2, 0, BLK, 4 * BLK, now + 5000000000ull, done, &c), 0);
@@ -183,10 +194,8 @@ static bool is_in_set(void *arg, aiod_engine_done_fn fn, void *private_data)
 static void test_engine_expedite_every_match(void **state)
 {
 	TALLOC_CTX *mem = talloc_new(NULL);
-	struct tevent_context *ev = tevent_context_init(mem);
-	uint8_t *bufs = talloc_zero_array(mem, uint8_t, 4 * BLK);
-	char err[256];
-	struct aiod_engine *e;
+	struct tevent_context *ev;
+	struct aiod_engine *e = new_engine(mem, 4, &ev);
 	struct aiod_engine_stats st;
 	struct order o = { .n = 0 };
 	struct op_tag a = { &o, 'A' }, b = { &o, 'B' }, c = { &o, 'C' }, d = { &o, 'D' };
@@ -195,9 +204,6 @@ static void test_engine_expedite_every_match(void **state)
 	int fd = scratch_file(1 << 20);
 
 	(void)state;
-	assert_non_null(ev);
-	e = aiod_engine_create(mem, ev, 1, bufs, BLK, 4, err, sizeof(err));
-	assert_non_null(e);
 	assert_int_equal(aiod_engine_read(e, fd, 0, 0, BLK, 0, now + 1000000, done, &a), 0);
 	assert_int_equal(aiod_engine_read(e, fd, 1, 0, BLK, 8 * BLK, now + 60000000000ull, done, &b), 0);
 	assert_int_equal(aiod_engine_read(e, fd, 2, 0, BLK, 4 * BLK, now + 5000000000ull, done, &c), 0);
@@ -243,10 +249,8 @@ static bool in_set(void *private_data, void *arg)
 static void test_engine_cancel(void **state)
 {
 	TALLOC_CTX *mem = talloc_new(NULL);
-	struct tevent_context *ev = tevent_context_init(mem);
-	uint8_t *bufs = talloc_zero_array(mem, uint8_t, 4 * BLK);
-	char err[256];
-	struct aiod_engine *e;
+	struct tevent_context *ev;
+	struct aiod_engine *e = new_engine(mem, 4, &ev);
 	struct aiod_engine_stats st;
 	struct order o = { .n = 0 };
 	struct op_tag a = { &o, 'A' }, b = { &o, 'B' }, c = { &o, 'C' }, d = { &o, 'D' };
@@ -255,9 +259,6 @@ static void test_engine_cancel(void **state)
 	int fd = scratch_file(1 << 20);
 
 	(void)state;
-	assert_non_null(ev);
-	e = aiod_engine_create(mem, ev, 1, bufs, BLK, 4, err, sizeof(err));
-	assert_non_null(e);
 	assert_int_equal(aiod_engine_read(e, fd, 0, 0, BLK, 0, now + 1000000, done_or_dropped, &a), 0);
 	assert_int_equal(aiod_engine_read(e, fd, 1, 0, BLK, 8 * BLK, now + 2000000, done_or_dropped,
 					  &b), 0);
