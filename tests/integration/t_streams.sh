@@ -89,6 +89,27 @@ played_clean() {
 	return $rc
 }
 
+# no_stream_after_close SOCK: once aiod has seen every session end (polled,
+# up to 5 s), the same stats snapshot shows no stream reserved. A stopped
+# playback's opens were freed, and their reservations released, only when
+# their queued read-ahead was back: a replay then found seven reservations of
+# nobody's, and admission demoted four of its streams.
+no_stream_after_close() {
+	local sock=$1 i st
+	for ((i = 0; i < 50; i++)); do
+		st=$("$BUILD/aiodctl" -s "$sock" stats) || { echo "aiodctl stats failed"; return 1; }
+		if grep -qx 'sessions=0' <<< "$st"; then
+			grep -E '^(sessions|streams|reserved_Bps|blocks_pinned)=' <<< "$st"
+			grep -qx 'streams=0' <<< "$st" && grep -qx 'reserved_Bps=0' <<< "$st" && return 0
+			echo "every session ended, and streams are still reserved"
+			return 1
+		fi
+		sleep 0.1
+	done
+	echo "aiod still counts sessions 5 s after the clients ended"
+	return 1
+}
+
 # Four streams opened at the same instant on the emulated disk with the
 # README's stream settings (no calibration: io_size 16M, queue_depth 1,
 # prebuffer_ms 1000): the start-up is a race for the disk, and after it
@@ -96,7 +117,8 @@ played_clean() {
 # replay of the same files while aiod's 256M cache is full and holds their
 # first part from that playback (a bulk read filled it first, so that is what
 # eviction took): a warm cache must not be worse than a cold one, so there no
-# chunk may be late at all.
+# chunk may be late at all. Between the two, the stopped playback holds no
+# reservation.
 t_streams_together() {
 	local port=$((IT_PORT + 6)) emu=$IT_T/emu2 rc=0
 	BUILD=$BUILD "$IT_ROOT/bench/emudisk/emudisk-up.sh" "$emu" 1G > "$IT_T/log/emudisk2-up.log" 2>&1 ||
@@ -112,6 +134,7 @@ t_streams_together() {
 	# cache on top of the filler, which eviction takes first
 	play_streams "$port" 3 cold t1.mxf t2.mxf t3.mxf t4.mxf || rc=1
 	played_clean cold 4 misses_after_startup "cold stream" || rc=1
+	no_stream_after_close "$PRIV_SOCK" || rc=1
 	"$BUILD/aiodctl" -s "$PRIV_SOCK" stats | grep -E '^(blocks_used|blocks_total|evictions)='
 	"$BUILD/aiodctl" -s "$PRIV_SOCK" stats | grep -q '^evictions=[1-9]' ||
 		{ echo "the cache never filled: the replay would not be from a full cache"; rc=1; }
