@@ -458,13 +458,6 @@ void aiod_open_close(struct aiod_ctx *ctx, struct aiod_opens *os, struct aiod_op
 	(void)talloc_steal(ctx, o);
 }
 
-void aiod_open_close_all(struct aiod_ctx *ctx, struct aiod_opens *os)
-{
-	while (os->head != NULL) {
-		aiod_open_close(ctx, os, os->head);
-	}
-}
-
 void aiod_open_busy(struct aiod_open *o)
 {
 	o->busy++;

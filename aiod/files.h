@@ -29,7 +29,6 @@ struct aiod_open *aiod_open_find(const struct aiod_opens *os, uint64_t id);
 int aiod_open_add(struct aiod_ctx *ctx, struct aiod_opens *os, int fd, const char *name,
 		  uint32_t flags, struct aiod_open **out);
 void aiod_open_close(struct aiod_ctx *ctx, struct aiod_opens *os, struct aiod_open *o);
-void aiod_open_close_all(struct aiod_ctx *ctx, struct aiod_opens *os);
 /* Whether os has (dev, ino) open. */
 bool aiod_opens_has(const struct aiod_opens *os, uint64_t dev, uint64_t ino);
 void aiod_open_busy(struct aiod_open *o);

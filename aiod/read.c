@@ -121,12 +121,23 @@ static bool load_reads_any(void *arg, aiod_engine_done_fn done, void *private_da
 	return false;
 }
 
-/* aiod_engine_cancel()'s match: a load of the open arg that no request waits on. */
+/* What aiod_load_close() drops: the loads of open, and the blocks they held. */
+struct load_drop {
+	const struct aiod_open *open;
+	uint32_t blocks;
+};
+
+/* aiod_engine_cancel()'s match: a load of the open that no request waits on (counted). */
 static bool load_unwaited_of(void *private_data, void *arg)
 {
 	const struct aiod_load *ld = private_data;
+	struct load_drop *drop = arg;
 
-	return ld->open == arg && !aiod_load_waited(NULL, load_done, private_data);
+	if (ld->open != drop->open || aiod_load_waited(NULL, load_done, private_data)) {
+		return false;
+	}
+	drop->blocks += ld->n;	/* a match is dropped at once, so counted once */
+	return true;
 }
 
 void aiod_load_close(struct aiod_ctx *ctx, struct aiod_opens *os, struct aiod_open *o)
@@ -136,12 +147,12 @@ void aiod_load_close(struct aiod_ctx *ctx, struct aiod_opens *os, struct aiod_op
 	 * makes o idle, and a closing idle open is freed.
 	 */
 	if (o->file->opens <= 1) {
-		uint32_t free_before = ctx->cache->free.count;
-		uint32_t n = aiod_engine_cancel(ctx->engine, load_done, load_unwaited_of, o);
+		struct load_drop drop = { .open = o };
+		uint32_t n = aiod_engine_cancel(ctx->engine, load_done, load_unwaited_of, &drop);
 
 		if (n > 0) {
 			AIOD_INFO("%s: closed; %u queued read-ahead loads dropped (%u blocks)",
-				  o->name, n, ctx->cache->free.count - free_before);
+				  o->name, n, drop.blocks);
 		}
 	}
 	aiod_open_close(ctx, os, o);

@@ -47,6 +47,7 @@
 #include "region.h"
 #include "streams.h"
 #include "peer.h"
+#include "requests.h"
 
 #define BS        (64u << 10)	/* small blocks: the arithmetic is per block */
 #define NBLOCKS   512u
@@ -114,7 +115,7 @@ static int teardown(void **state)
 	struct fixture *f = *state;
 
 	fake_engine_run(f->ctx->engine);
-	aiod_open_close_all(f->ctx, &f->os);
+	aiod_load_close_all(f->ctx, &f->os);
 	assert_int_equal(f->ctx->cache->pinned, 0);
 	rmdir(f->dir);
 	aiod_region_destroy(&f->ctx->region);
@@ -318,7 +319,7 @@ static void test_ra_best_effort_readers_together(void **state)
 	unsigned k;
 
 	/* No stream open: best-effort readers get the whole [readahead] blocks window. */
-	aiod_open_close_all(f->ctx, &f->os);
+	aiod_load_close_all(f->ctx, &f->os);
 	assert_int_equal(f->ctx->streams, 0);
 	memset(&os, 0, sizeof(os));
 	for (int i = 0; i < NFILES; i++) {
@@ -353,7 +354,7 @@ static void test_ra_best_effort_readers_together(void **state)
 	}
 	assert_true(k > 2 * NFILES);	/* the windows were filled, in more than one request each */
 	fake_engine_run(f->ctx->engine);
-	aiod_open_close_all(f->ctx, &os);
+	aiod_load_close_all(f->ctx, &os);
 }
 
 /*
@@ -397,7 +398,7 @@ static void test_ra_best_effort_loads_in_pieces(void **state)
 	assert_true(be > 0 && streams > 0);
 	fake_engine_run(f->ctx->engine);
 
-	aiod_open_close_all(f->ctx, &f->os);
+	aiod_load_close_all(f->ctx, &f->os);
 	assert_int_equal(f->ctx->streams, 0);
 	assert_true(f->ctx->cfg->n_classes > 0);
 	for (uint64_t blk = 2; blk < 4; blk++) {
@@ -422,7 +423,7 @@ static void test_ra_best_effort_loads_in_pieces(void **state)
 		assert_false(op.behind);
 	}
 	fake_engine_run(f->ctx->engine);
-	aiod_open_close_all(f->ctx, &os);
+	aiod_load_close_all(f->ctx, &os);
 }
 
 /* Play stream i from block 0 to block upto, the device keeping up. */
