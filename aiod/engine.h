@@ -56,9 +56,10 @@ void aiod_engine_set_costs(struct aiod_engine *e, uint64_t request_ns, uint64_t 
 
 /*
  * Whether a queued operation of done/private_data is one a client waits for
- * now. Such an operation at the head of the queue goes to the device next:
- * no read is taken before it for starting where the last one ended, however
- * far its deadline. A best-effort read is due best_effort_deadline_ms (2.4 s
+ * now. While one is queued (at the head, or behind others' read-ahead with
+ * earlier deadlines), no read of another descriptor that has not begun is
+ * taken ahead of deadline order for starting where the last one ended,
+ * however far the waited-for deadline. A best-effort read is due best_effort_deadline_ms (2.4 s
  * on a disk) after it is asked for, so a client that waits for it was always
  * "on time" for that rule, and a reader's whole read-ahead window (4 x 16
  * MiB) went before the next reader's first read: of clips no stream class

@@ -69,6 +69,15 @@ static struct aiod_engine *new_engine(TALLOC_CTX *mem, uint32_t nblocks,
 	return e;
 }
 
+/* Runs ev until as many operations as expect names are done; they were done in that order. */
+static void expect_order(struct tevent_context *ev, const struct order *o, const char *expect)
+{
+	while (o->n < strlen(expect)) {
+		assert_int_equal(tevent_loop_once(ev), 0);
+	}
+	assert_memory_equal(o->seen, expect, strlen(expect));
+}
+
 /*
  * A (due first) is dispatched at once. Then B is the earliest deadline and C
  * starts where A ended: with request costs known and B's deadline far enough,
@@ -106,10 +115,7 @@ static void run_waited(bool costs, uint64_t b_due_ms, bool waited, const char *e
 	assert_int_equal(aiod_engine_read(e, fd, 1, 0, BLK, 512 * 1024, now + b_due_ms * 1000000,
 					  done, &b), 0);
 	assert_int_equal(aiod_engine_read(e, fd, 2, 0, BLK, BLK, now + 60000000000ull, done, &c), 0);
-	while (o.n < 3) {
-		assert_int_equal(tevent_loop_once(ev), 0);
-	}
-	assert_memory_equal(o.seen, expect, 3);
+	expect_order(ev, &o, expect);
 	close(fd);
 	talloc_free(mem);
 }
@@ -117,6 +123,45 @@ static void run_waited(bool costs, uint64_t b_due_ms, bool waited, const char *e
 static void run(bool costs, uint64_t b_due_ms, const char *expect)
 {
 	run_waited(costs, b_due_ms, false, expect);
+}
+
+/*
+ * A waited-for read that is not the head: H (another reader's read-ahead,
+ * due 5 s) is the earliest deadline, B (a third reader's read its client
+ * waits for, due 6 s: a best-effort read) after it, and C continues A. C
+ * does not go before them: deadline order, H then B. With nobody waiting
+ * for B, C goes first (it fits).
+ */
+static void run_waited_behind_head(bool waited, const char *expect)
+{
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct tevent_context *ev;
+	struct aiod_engine *e = new_engine(mem, 4, &ev);
+	struct order o = { .n = 0 };
+	struct op_tag a = { &o, 'A' }, h = { &o, 'H' }, b = { &o, 'B' }, c = { &o, 'C' };
+	uint64_t now = aiod_now_ns();
+	int fa = scratch_file(1 << 20), fh = scratch_file(1 << 20), fb = scratch_file(1 << 20);
+
+	aiod_engine_set_costs(e, 10000000, 100000000);	/* 10 ms, 100 MB/s */
+	if (waited) {
+		aiod_engine_set_waited(e, b_waited, &b);
+	}
+	assert_int_equal(aiod_engine_read(e, fa, 0, 0, BLK, 0, now + 1000000, done, &a), 0);
+	assert_int_equal(aiod_engine_read(e, fh, 1, 0, BLK, 0, now + 5000000000ull, done, &h), 0);
+	assert_int_equal(aiod_engine_read(e, fb, 2, 0, BLK, 0, now + 6000000000ull, done, &b), 0);
+	assert_int_equal(aiod_engine_read(e, fa, 3, 0, BLK, BLK, now + 60000000000ull, done, &c), 0);
+	expect_order(ev, &o, expect);
+	close(fa);
+	close(fh);
+	close(fb);
+	talloc_free(mem);
+}
+
+static void test_engine_no_continuation_past_a_waited_read_behind_the_head(void **state)
+{
+	(void)state;
+	run_waited_behind_head(true, "AHBC");
+	run_waited_behind_head(false, "ACHB");
 }
 
 static void test_engine_continues_when_it_fits(void **state)
@@ -574,6 +619,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_engine_plain_edf_without_costs),
 		cmocka_unit_test(test_engine_no_continuation_past_a_deadline),
 		cmocka_unit_test(test_engine_no_continuation_past_a_waited_read),
+		cmocka_unit_test(test_engine_no_continuation_past_a_waited_read_behind_the_head),
 		cmocka_unit_test(test_engine_expedite),
 		cmocka_unit_test(test_engine_expedite_every_match),
 		cmocka_unit_test(test_engine_cancel),
