@@ -151,6 +151,19 @@ bool aiod_load_waited(void *arg, aiod_engine_done_fn done, void *private_data);
  * a session that ended.)
  */
 void aiod_load_close(struct aiod_ctx *ctx, struct aiod_opens *os, struct aiod_open *o);
+/*
+ * A client reads o's file at off (before anything of the read is done, or
+ * told to read-ahead). A read far from where o was reading (an editor
+ * scrubbing to another scene, a player that seeks) drops o's read-ahead
+ * that the device has not begun, that no request waits on and that lies
+ * away from the new place, as aiod_load_close() does: due by the timeline
+ * o left, it would go to the disk before the new place's first reads and
+ * every other stream's refills. Far: past where read-ahead got to by more
+ * than the window's reach (from where o read last to where read-ahead
+ * got), or two reaches back; loads within a reach behind the new place or
+ * two ahead of it stay.
+ */
+void aiod_load_jump(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t off);
 
 /* passthrough.c */
 /*

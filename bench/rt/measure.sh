@@ -30,6 +30,8 @@
 #   RT_GREEDY_LEAD_S    greedy clients start this many seconds before the
 #                       first stream (a copy already running when editors
 #                       press play) [0]
+#   RT_SCRUB_EVERY_S    the first stream jumps every this many seconds to
+#                       another part of its file (rtio-stream --jump-every) [0]
 #   RT_RECORDERS        paced recorders next to the streams [0]
 #   RT_RECORD_BITRATE   their bitrate [100M]; RT_RECORD_CHUNK their write size [RT_CHUNK]
 #   RT_SCENARIO         the scenario's name, for the records [staggered]
@@ -43,6 +45,7 @@ RT_GREEDY_CHUNK=${RT_GREEDY_CHUNK:-8M}
 RT_GREEDY_RANDOM=${RT_GREEDY_RANDOM:-0}
 RT_GREEDY_WRITE=${RT_GREEDY_WRITE:-0}
 RT_GREEDY_LEAD_S=${RT_GREEDY_LEAD_S:-0}
+RT_SCRUB_EVERY_S=${RT_SCRUB_EVERY_S:-0}
 RT_RECORDERS=${RT_RECORDERS:-0}
 RT_RECORD_BITRATE=${RT_RECORD_BITRATE:-100M}
 RT_RECORD_CHUNK=${RT_RECORD_CHUNK:-$RT_CHUNK}
@@ -184,9 +187,11 @@ rt_clients() {
 		if [ "$s" -gt 0 ] && [ "$RT_STAGGER_MS" -gt 0 ]; then
 			sleep "$stagger_s"
 		fi
+		how=()
+		[ "$s" = 0 ] && [ "$RT_SCRUB_EVERY_S" != 0 ] && how=(--jump-every "$RT_SCRUB_EVERY_S")
 		s=$((s + 1))
 		"$BUILD/rtio-stream" --url "$base/$file" --user "$user" --bitrate "$br" \
-			--chunk "$chunk" --prebuffer "$pb" --duration "$duration" --log-late \
+			--chunk "$chunk" --prebuffer "$pb" --duration "$duration" --log-late "${how[@]}" \
 			> "$dir/$name.json" 2> "$dir/$name.err" < /dev/null &
 		pid=$!
 		rt_track "$pid" "$name"

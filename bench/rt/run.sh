@@ -37,6 +37,10 @@
 #                       a camera card offloaded next to the editors)
 #   --greedy-lead S     the greedy clients start S seconds before the first
 #                       stream (a copy already running when editors press play) [0]
+#   --scrub S           the first stream of each run jumps every S seconds to
+#                       another part of its file and plays from there, its
+#                       prebuffer again (rtio-stream --jump-every: an editor
+#                       scrubbing next to the others) [0: never]
 #   --out-dir DIR       where rt-<date>.{md,json,png} go [bench/results]
 #   --merge OLD.json    keep the series of an earlier sweep that this one does
 #                       not measure (to re-measure some series only)
@@ -119,6 +123,7 @@ while [ $# -gt 0 ]; do
 	--greedy-file-mib) GREEDY_MIB=$2; shift 2 ;;
 	--greedy-write) RT_GREEDY_WRITE=1; shift ;;
 	--greedy-lead) RT_GREEDY_LEAD_S=$2; shift 2 ;;
+	--scrub) RT_SCRUB_EVERY_S=$2; shift 2 ;;
 	--out-dir) OUT_DIR=$2; shift 2 ;;
 	--merge) MERGE=$(realpath "$2") || exit 2; shift 2 ;;
 	--quick) CONFIGS=plain,rtio BITRATES=100M GREEDY=0 DURATION=8 CONFIRM=0 START=plain=4,rtio=11
@@ -144,6 +149,7 @@ done
 for v in "$DURATION" "$CONFIRM" "$EXTRA" "$GREEDY_MIB" "$RECORDERS" "${GREEDY_LIST[@]}"; do
 	[[ $v =~ ^[0-9]+$ ]] || bad "'$v' is not a whole number"
 done
+[[ ${RT_SCRUB_EVERY_S:-0} =~ ^[0-9]+(\.[0-9]+)?$ ]] || bad "--scrub '$RT_SCRUB_EVERY_S': seconds like 2 or 1.5"
 for v in "${STAGGER_OF[@]}"; do
 	[[ $v =~ ^[0-9]+$ ]] || bad "stagger '$v' is not a whole number of ms"
 done
@@ -249,6 +255,7 @@ greedy_pattern=$(if [ "$RT_GREEDY_WRITE" = 1 ]; then echo "writes: a bulk copy o
 	elif [ "$RT_GREEDY_RANDOM" = 1 ]; then echo "random, chunk-aligned"; else echo sequential; fi)
 greedy_file_mib=$GREEDY_MIB
 greedy_lead_s=$RT_GREEDY_LEAD_S
+scrub_every_s=${RT_SCRUB_EVERY_S:-0} (the first stream jumps this often, 0: none)
 confirm_runs=$CONFIRM
 quick=$QUICK
 replay=first playback of M-1 streams until aiod's cache ($RT_CACHE) is full (rtio) or for RT_REPLAY_FILL=$RT_REPLAY_FILL x cache x 8 / ((M-1) x bitrate) s (others); then M streams from the start, 1 on a new file

@@ -64,6 +64,8 @@ int stream_report_json(const struct stream_opts *o, struct stream_result *r,
 	if (!o->greedy) {
 		fprintf(f, ",\"misses\":%" PRIu64 ",\"misses_after_startup\":%" PRIu64
 			",\"startup_s\":%.1f", r->misses, r->misses_after_startup, STARTUP_S);
+		if (o->jump_every_s > 0)
+			fprintf(f, ",\"jump_every_s\":%.3f,\"jumps\":%" PRIu64, o->jump_every_s, r->jumps);
 		if (r->first_late_s >= 0)
 			fprintf(f, ",\"first_late_s\":%.3f,\"last_late_s\":%.3f", r->first_late_s,
 				r->last_late_s);

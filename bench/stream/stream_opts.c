@@ -17,7 +17,7 @@ static void usage(FILE *f)
 		"usage: " PROG " --url smb://HOST[:PORT]/SHARE/FILE --user [DOM\\]USER%%PASS\n"
 		"                   [--bitrate 100M] [--chunk 1M] [--prebuffer 2]\n"
 		"                   [--duration 10] [--offset 0] [--greedy [--random | --write] | --write]\n"
-		"                   [--debug N] [--timeline MS] [--log-late]\n"
+		"                   [--debug N] [--timeline MS] [--log-late] [--jump-every S]\n"
 		"\n"
 		"Paced (default): chunk k is requested at t0 + k*period and due at\n"
 		"t0 + (k + prebuffer)*period, period = chunk*8/bitrate; one read in\n"
@@ -42,7 +42,11 @@ static void usage(FILE *f)
 		"  --timeline bytes completed per MS milliseconds since t0 in the report\n"
 		"             (\"timeline\": t0 on the wall clock and one count per interval)\n"
 		"  --log-late a line on stderr for each late chunk: its offset, when it was\n"
-		"             requested (wall clock, as aiod's log), how long the read took\n");
+		"             requested (wall clock, as aiod's log), how long the read took\n"
+		"  --jump-every  paced reading only: every S seconds (fractions allowed)\n"
+		"             the player jumps 0.382 of the file ahead (wrapping) and plays\n"
+		"             from there on a new timeline, its prebuffer again, as an\n"
+		"             editor scrubbing to another scene\n");
 }
 
 int stream_parse_bitrate(const char *s, double *bps)
@@ -106,7 +110,7 @@ static int parse_user(struct stream_opts *o, const char *s)
 }
 
 enum { OPT_URL = 256, OPT_USER, OPT_BITRATE, OPT_CHUNK, OPT_PREBUFFER,
-       OPT_DURATION, OPT_OFFSET, OPT_GREEDY, OPT_RANDOM, OPT_WRITE, OPT_DEBUG, OPT_TIMELINE, OPT_LOG_LATE, OPT_HELP };
+       OPT_DURATION, OPT_OFFSET, OPT_GREEDY, OPT_RANDOM, OPT_WRITE, OPT_DEBUG, OPT_TIMELINE, OPT_LOG_LATE, OPT_JUMP_EVERY, OPT_HELP };
 
 int stream_opts_parse(struct stream_opts *o, int argc, char **argv)
 {
@@ -124,6 +128,7 @@ int stream_opts_parse(struct stream_opts *o, int argc, char **argv)
 		{ "debug", required_argument, NULL, OPT_DEBUG },
 		{ "timeline", required_argument, NULL, OPT_TIMELINE },
 		{ "log-late", no_argument, NULL, OPT_LOG_LATE },
+		{ "jump-every", required_argument, NULL, OPT_JUMP_EVERY },
 		{ "help", no_argument, NULL, OPT_HELP },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -216,6 +221,15 @@ int stream_opts_parse(struct stream_opts *o, int argc, char **argv)
 		case OPT_LOG_LATE:
 			o->log_late = true;
 			break;
+		case OPT_JUMP_EVERY:
+			errno = 0;
+			o->jump_every_s = strtod(optarg, &end);
+			if (errno != 0 || *end != '\0' || end == optarg ||
+			    !(o->jump_every_s >= 0.1 && o->jump_every_s < 1e6)) {
+				fprintf(stderr, PROG ": --jump-every '%s': expected seconds >= 0.1\n", optarg);
+				return -1;
+			}
+			break;
 		case OPT_HELP:
 			usage(stdout);
 			return 1;
@@ -238,6 +252,10 @@ int stream_opts_parse(struct stream_opts *o, int argc, char **argv)
 	}
 	if (o->random && (!o->greedy || o->write)) {
 		fprintf(stderr, PROG ": --random needs --greedy and no --write (random reads back to back)\n");
+		return -1;
+	}
+	if (o->jump_every_s > 0 && (o->greedy || o->write)) {
+		fprintf(stderr, PROG ": --jump-every is for paced reading (no --greedy, no --write)\n");
 		return -1;
 	}
 	if (o->write && have_offset) {

@@ -21,6 +21,7 @@ struct stream_opts {
 	int debug;                /* libsmbclient debug level, to stderr */
 	unsigned timeline_ms;     /* --timeline: bytes per interval in the report, 0 = none */
 	bool log_late;            /* --log-late: each late chunk on stderr, with wall-clock times */
+	double jump_every_s;      /* --jump-every: paced reading jumps elsewhere this often, 0 = never */
 };
 
 #define STREAM_DEFAULT_CHUNK (1u << 20)

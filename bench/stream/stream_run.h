@@ -21,7 +21,9 @@
 struct stream_result {
 	uint64_t chunks;          /* completed reads */
 	uint64_t misses;          /* paced only: arrived after due time */
-	uint64_t misses_after_startup; /* paced only: of those, chunks due STARTUP_S or more after t0 */
+	uint64_t misses_after_startup; /* paced only: of those, chunks due STARTUP_S or more after t0
+				   (or after the latest --jump-every jump) */
+	uint64_t jumps;           /* --jump-every: jumps made */
 	double first_late_s, last_late_s; /* due time (s after t0) of the first/last miss, -1 = none */
 	uint64_t bytes;
 	int64_t elapsed_ns;       /* t0 to the last completion */

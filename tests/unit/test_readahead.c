@@ -21,7 +21,9 @@
  *    test_dataplane.c);
  *  - a stream that closes drops the read-ahead the device has not begun,
  *    unless another open of its file may read it, and gives back its
- *    reservation at once.
+ *    reservation at once; one that jumps far (scrubbing) drops what it
+ *    left behind, one whose reads arrive a block or two out of order
+ *    keeps it.
  *
  * Copyright (C) 2026 rtio developers
  * SPDX-License-Identifier: GPL-3.0-or-later
@@ -762,6 +764,75 @@ static void test_ra_close_keeps_readahead_of_a_shared_file(void **state)
 	assert_int_equal(fake_engine_run(ctx->engine), pending);
 }
 
+/*
+ * A stream that jumps far ahead (an editor scrubbing to another scene): the
+ * read-ahead it queued where it was goes, its blocks back to the free
+ * list; another stream's stays, and the new place reads ahead from there.
+ */
+static void test_ra_jump_drops_readahead_left_behind(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_ctx *ctx = f->ctx;
+	struct fake_engine_op_info op;
+	uint32_t free_before = ctx->cache->free.count;
+	unsigned mine, others;
+
+	client_read(f, 0, 0);
+	mine = fake_engine_pending(ctx->engine);
+	assert_true(mine >= 2);
+	client_read(f, 1, 0);
+	others = fake_engine_pending(ctx->engine) - mine;
+	assert_true(others >= 2);
+	aiod_load_jump(ctx, f->o[0], 300 * (uint64_t)BS);
+	assert_int_equal(fake_engine_pending(ctx->engine), others);
+	for (unsigned k = 0; fake_engine_op(ctx->engine, k, &op); k++) {
+		assert_int_equal(which(f, op.fd), 1);
+	}
+	fake_engine_run(ctx->engine);
+	aiod_load_close(ctx, &f->os, f->o[1]);	/* its blocks back too */
+	f->o[1] = NULL;
+	assert_int_equal(ctx->cache->pinned, 0);
+	assert_int_equal(ctx->cache->free.count + ctx->cache->lru.count, free_before);
+	/* From the new place on: its first read, then read-ahead past it. */
+	client_read(f, 0, 300);
+	client_read(f, 0, 301);
+	assert_true(fake_engine_op(ctx->engine, 0, &op));
+	for (unsigned k = 0; fake_engine_op(ctx->engine, k, &op); k++) {
+		assert_true(op.off >= 302 * (uint64_t)BS);
+	}
+}
+
+/*
+ * Reads that arrive a little out of order (a client sends several at once)
+ * are not a jump away from the window: nothing is dropped, ahead or behind;
+ * a jump back by two reaches is.
+ */
+static void test_ra_near_reads_keep_readahead(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_ctx *ctx = f->ctx;
+	struct aiod_open *o = f->o[0];
+	unsigned pending;
+	uint64_t b = 150;	/* playing from the middle: a jump back to the start is far */
+
+	for (; b < 190; b++) {
+		client_read(f, 0, b);
+		fake_engine_run(ctx->engine);
+	}
+	/* Playing on until a refill is queued (one goes once a whole request fits). */
+	for (; fake_engine_pending(ctx->engine) == 0 && b < FILE_BLKS - 20; b++) {
+		client_read(f, 0, b);
+	}
+	pending = fake_engine_pending(ctx->engine);
+	assert_true(pending >= 1);
+	aiod_load_jump(ctx, o, (b + 1) * (uint64_t)BS);	/* b expected: b + 1 came first */
+	assert_int_equal(fake_engine_pending(ctx->engine), pending);
+	aiod_load_jump(ctx, o, (b - 2) * (uint64_t)BS);	/* a read of the block before */
+	assert_int_equal(fake_engine_pending(ctx->engine), pending);
+	aiod_load_jump(ctx, o, 0);			/* back to the start: far */
+	assert_int_equal(fake_engine_pending(ctx->engine), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -784,6 +855,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ra_close_drops_readahead, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ra_close_keeps_readahead_of_a_shared_file, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_ra_jump_drops_readahead_left_behind, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_ra_near_reads_keep_readahead, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -131,6 +131,28 @@ static void test_stream_opts_random(void **state)
 	assert_int_equal(parse(&o, paced, 6), -1);
 }
 
+/* --jump-every: paced reading only, at least a tenth of a second */
+static void test_stream_opts_jump_every(void **state)
+{
+	struct stream_opts o;
+	const char *scrub[] = { "x", "--url", "smb://h/s/f", "--user", "u%p", "--jump-every", "1.5" };
+	const char *tiny[] = { "x", "--url", "smb://h/s/f", "--user", "u%p", "--jump-every", "0.05" };
+	const char *junk[] = { "x", "--url", "smb://h/s/f", "--user", "u%p", "--jump-every", "2s" };
+	const char *greedy[] = { "x", "--url", "smb://h/s/f", "--user", "u%p", "--jump-every", "2",
+				 "--greedy" };
+	const char *rec[] = { "x", "--url", "smb://h/s/f", "--user", "u%p", "--jump-every", "2",
+			      "--write" };
+
+	(void)state;
+	assert_int_equal(parse(&o, scrub, 7), 0);
+	assert_true(o.jump_every_s == 1.5);
+	assert_string_equal(stream_mode_name(&o), "paced");
+	assert_int_equal(parse(&o, tiny, 7), -1);
+	assert_int_equal(parse(&o, junk, 7), -1);
+	assert_int_equal(parse(&o, greedy, 8), -1);
+	assert_int_equal(parse(&o, rec, 8), -1);
+}
+
 static void test_stream_parse_bitrate(void **state)
 {
 	double bps;
@@ -251,6 +273,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stream_opts_defaults),
 		cmocka_unit_test(test_stream_opts_greedy_default_chunk),
 		cmocka_unit_test(test_stream_opts_random),
+		cmocka_unit_test(test_stream_opts_jump_every),
 		cmocka_unit_test(test_stream_opts_rejects),
 		cmocka_unit_test(test_stream_opts_sizes),
 		cmocka_unit_test(test_stream_opts_write),
