@@ -59,11 +59,12 @@ void aiod_engine_set_costs(struct aiod_engine *e, uint64_t request_ns, uint64_t 
  * now. While one is queued (at the head, or behind others' read-ahead with
  * earlier deadlines), no read of another descriptor that has not begun is
  * taken ahead of deadline order for starting where the last one ended,
- * however far the waited-for deadline. A best-effort read is due best_effort_deadline_ms (2.4 s
- * on a disk) after it is asked for, so a client that waits for it was always
- * "on time" for that rule, and a reader's whole read-ahead window (4 x 16
- * MiB) went before the next reader's first read: of clips no stream class
- * names, started together, 2 played clean where a plain share played 7.
+ * however far the waited-for deadline. A best-effort read is due
+ * best_effort_deadline_ms (2.4 s on a disk) after it is asked for, so a
+ * client that waits for it was always "on time" for that rule, and a
+ * reader's whole read-ahead window (4 x 16 MiB) went before the next
+ * reader's first read: of clips no stream class names, started together, 2
+ * played clean where a plain share played 7.
  * NULL (the default): no operation counts as waited for.
  */
 typedef bool (*aiod_engine_waited_fn)(void *arg, aiod_engine_done_fn done, void *private_data);

@@ -132,7 +132,10 @@ struct load_drop {
 	uint32_t blocks;
 };
 
-/* aiod_engine_cancel()'s match: a load of the open, outside the kept range, that no request waits on (counted). */
+/*
+ * aiod_engine_cancel()'s match: a load of the open, outside the kept range,
+ * that no request waits on (counted).
+ */
 static bool load_unwaited_of(void *private_data, void *arg)
 {
 	const struct aiod_load *ld = private_data;
