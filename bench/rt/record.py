@@ -250,8 +250,9 @@ def cmd_run(rundir):
         "aiod": aiod,
         "smbd": smbd_module_state(os.path.join(rundir, "smbd.log")),
         "clients": [{k: r.get(k) for k in ("client", "mode", "chunks", "misses", "lateness_ms",
-                                           "read_ms", "write_ms", "mb_per_s", "bytes", "error")
-                     if k in r or k != "write_ms"}
+                                           "read_ms", "write_ms", "mb_per_s", "bytes", "error",
+                                           "jumps")
+                     if k in r or k not in ("write_ms", "jumps")}
                     for r in reports],
         "aiod_ini": read_text(os.path.join(rundir, "aiod.ini")),
     })
