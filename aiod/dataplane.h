@@ -142,6 +142,14 @@ uint64_t aiod_load_rekey(void *arg, aiod_engine_done_fn done, void *private_data
  */
 bool aiod_load_waited(void *arg, aiod_engine_done_fn done, void *private_data);
 /*
+ * Take back the queued loads (not yet in the kernel) that no request waits
+ * on and that match() picks (aiod_engine_cancel()): each completes with
+ * -ECANCELED, never read, its blocks back to the free list. How many.
+ */
+uint32_t aiod_load_cancel(struct aiod_ctx *ctx, bool (*match)(const struct aiod_load *ld, void *arg),
+			  void *arg);
+/* load_drop.c */
+/*
  * Close o (aiod_open_close()); if it is its file's last open, first drop
  * its read-ahead the device has not begun and no request waits on
  * (aiod_engine_cancel()): nobody plays that timeline any more, and after a
