@@ -140,33 +140,50 @@ uint64_t aiod_record_run_due(const struct aiod_ctx *ctx, struct aiod_open *o, ui
 			     uint64_t now)
 {
 	uint64_t rate = aiod_record_rate(o);
-	uint64_t best_effort = now + (uint64_t)ctx->cfg->be_deadline_ms * 1000000ull;
-	uint64_t due, paced;
+	uint64_t be_ns = (uint64_t)ctx->cfg->be_deadline_ms * 1000000ull;
+	uint64_t best_effort = now + be_ns;
+	uint64_t due = best_effort, paced, spaced;
 
-	if (rate == 0) {
-		return best_effort;
+	if (rate != 0) {
+		/* The next run is full io_size * 8 / rate seconds from now: this one must be out by then. */
+		due = now + record_ns_at(ctx->cfg->readahead_io_size, rate);
+		/*
+		 * Runs are due no closer together than the rate allows: a writer
+		 * faster than its class (a clip copied onto the share) gets the
+		 * disk time it reserved in EDF order, and the rest after the
+		 * streams that are due.
+		 */
+		paced = o->wr_due_ns + record_ns_at(len, rate);
+		if (o->wr_due_ns != 0 && paced > due) {
+			due = paced;
+		}
 	}
-	/* The next run is full io_size * 8 / rate seconds from now: this one must be out by then. */
-	due = now + record_ns_at(ctx->cfg->readahead_io_size, rate);
-	/*
-	 * Runs are due no closer together than the rate allows: a writer faster
-	 * than its class (a clip copied onto the share) gets the disk time it
-	 * reserved in EDF order, and the rest after the streams that are due.
-	 */
-	paced = o->wr_due_ns + record_ns_at(len, rate);
-	if (o->wr_due_ns != 0 && paced > due) {
-		due = paced;
+	if (o->reserved) {
+		o->wr_due_ns = due;
+		return due;
 	}
 	/*
 	 * Only bandwidth admission reserved may be more urgent than best effort:
 	 * a demoted recorder, or a fast bulk copy that merely writes steadily,
 	 * must not take the disk ahead of the streams that were promised it.
 	 */
-	if (!o->reserved && due < best_effort) {
+	if (due < best_effort) {
 		due = best_effort;
 	}
 	o->wr_due_ns = due;
-	return due;
+	/*
+	 * And it gets the disk as a best-effort reader with one request
+	 * outstanding does: each of its runs already queued or on the device
+	 * puts this one a best-effort period later (counted from what is
+	 * queued now, so a copy served early is not pushed ever later). A copy
+	 * pumped while nothing played meets the first stream with a backlog
+	 * that becomes queued at once; due together, its runs went to the
+	 * device back to back (4 runs, 311 ms) while the streams still caught
+	 * up with their start (bench/results/HISTORY.md, 2026-12-07). EDF still
+	 * gives the copy every moment nothing else is due.
+	 */
+	spaced = best_effort + o->wb_queued / ctx->cfg->readahead_io_size * be_ns;
+	return spaced > due ? spaced : due;
 }
 
 /*

@@ -105,6 +105,42 @@ static void test_record_fast_writer_not_urgent(void **state)
 }
 
 /*
+ * The runs of a writer nothing was reserved for are due a best-effort
+ * period apart while earlier ones are queued or on the device: a pumped
+ * copy's backlog, queued at once as the first stream opens, must not
+ * become due all together. A reserved recorder's runs keep its rate.
+ */
+static void test_record_best_effort_runs_spaced(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t t = write_run(f, 0, 8 * MiB, 300, 1000 * SEC, SEC / 100);	/* a bulk copy */
+	uint64_t be = (uint64_t)f->ctx.cfg->be_deadline_ms * 1000000ull;
+	uint64_t run = IO_SIZE * 8 * SEC / 100000000;
+
+	assert_true(f->open.recorder);
+	for (uint64_t k = 0; k < 4; k++) {
+		f->open.wb_queued = k * IO_SIZE;
+		assert_int_equal(aiod_record_run_due(&f->ctx, &f->open, IO_SIZE, t), t + (k + 1) * be);
+	}
+	/* Its runs done, the next is due at best effort again. */
+	f->open.wb_queued = 0;
+	assert_int_equal(aiod_record_run_due(&f->ctx, &f->open, IO_SIZE, t + SEC), t + SEC + be);
+	/* A part of a run queued counts for nothing: runs are what the device is given. */
+	f->open.wb_queued = IO_SIZE / 2;
+	assert_int_equal(aiod_record_run_due(&f->ctx, &f->open, IO_SIZE, t + 2 * SEC),
+			 t + 2 * SEC + be);
+
+	/* A reserved recorder with runs queued: at its rate, not spaced. */
+	talloc_free(*state);
+	assert_int_equal(setup(state), 0);
+	f = *state;
+	f->file.sclass = &f->ctx.cfg->classes[0];
+	assert_int_equal(aiod_admission_admit(&f->ctx, &f->open, 100000000), 0);
+	f->open.wb_queued = 3 * IO_SIZE;
+	assert_int_equal(aiod_record_run_due(&f->ctx, &f->open, IO_SIZE, t), t + run);
+}
+
+/*
  * A class-matched writer is a recorder from its second write in a row, at
  * the class rate; an editor's single write is not. A jump starts a new run
  * but keeps the recorder.
@@ -201,6 +237,7 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_record_steady_writer_measured, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_record_fast_writer_not_urgent, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_record_best_effort_runs_spaced, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_record_class_writer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_record_runs_paced_at_rate, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_record_scheduled_only_with_streams, setup, teardown),
