@@ -51,8 +51,15 @@ static int twin_destructor(struct aiod_wb_twin *t)
  * is smbd's own description, they would take from the client's next fsync
  * the error it must report. So aiod waits on a description of its own: the
  * O_DIRECT twin when there is one, else the file reopened through
- * /proc/self/fd, read-only and only if the client may read it (aiod never
- * holds access the client lacks). -1: none, start the write-back only.
+ * /proc/self/fd with the client's own access, read-only where the client
+ * may read, write-only where it may only write (aiod never holds access
+ * the client lacks; sync_file_range needs none). A client that opens a
+ * file only to write it (libsmbclient's O_WRONLY, bench/rt's bulk copy)
+ * had no such descriptor until 2026-12-07: its runs were only started,
+ * each "done" once the kernel had queued it, and the device had three
+ * runs of it at once while EDF believed it had one (perf: ext4_writepages
+ * of three 16 MiB runs within 1 ms, then 300 ms blocked). -1: none, start
+ * the write-back only.
  */
 static int writeback_fd(struct aiod_open *o)
 {
@@ -65,12 +72,12 @@ static int writeback_fd(struct aiod_open *o)
 	if (o->wb_twin != NULL) {
 		return o->wb_twin->fd;
 	}
-	if (o->wb_twin_tried || !o->readable) {
+	if (o->wb_twin_tried) {
 		return -1;
 	}
 	o->wb_twin_tried = true;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", o->fd);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, (o->readable ? O_RDONLY : O_WRONLY) | O_CLOEXEC);
 	if (fd < 0) {
 		AIOD_INFO("%s: no descriptor of aiod's own (%s): its write-back is only started, "
 			  "not waited for", o->name, strerror(errno));
