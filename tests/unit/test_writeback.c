@@ -163,7 +163,8 @@ static void test_recorder_admission(void **state)
 	assert_int_equal(ctx->reserved_Bps, 2 * RATE / 8);
 	assert_int_equal(open_of(f, rw)->file->reserved_bps, RATE);
 	/*
-	 * Write-only (smbclient's put): aiod waits on a description of its own
+	 * Write-only (libsmbclient's O_WRONLY; smbclient's put asks for read
+	 * and write): aiod waits on a description of its own
 	 * with the client's access, write-only, so the run holds the device
 	 * until its data is there. Writes of 1.5 MiB: a run is still io_size,
 	 * the rest waits.
