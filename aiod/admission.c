@@ -122,6 +122,7 @@ static void admission_count(struct aiod_ctx *ctx, int delta)
 	ctx->streams = (unsigned)((int)ctx->streams + delta);
 	if (ctx->engine != NULL) {
 		aiod_engine_rekey(ctx->engine, old_round, aiod_stream_round_ns(ctx));
+		aiod_engine_set_writeback_behind(ctx->engine, ctx->streams == 0);
 	}
 	aiod_admission_publish(ctx);
 }

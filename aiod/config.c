@@ -62,7 +62,7 @@ const struct key_desc aiod_config_keys[] = {
 	{ "readahead", "blocks", K_INT, OFF(readahead_blocks), "64", 0, 256, true,
 	  "Blocks read ahead of a sequential reader that has no stream class (at most an eighth of the cache)." },
 	{ "readahead", "blocks_with_streams", K_INT, OFF(readahead_blocks_streams), "4", 0, 256, true,
-	  "Read-ahead of a sequential reader without a stream class while streams are open: small, so a bulk reader's request never holds the disk long in front of a stream read that is due. On a calibrated disk, also the largest piece of a best-effort read the disk is given at a time while streams are open; where stream classes exist and none is open, pieces half as large go one behind the other." },
+	  "Read-ahead of a sequential reader without a stream class while streams are open: small, so a bulk reader's request never holds the disk long in front of a stream read that is due. On a calibrated disk, also the largest piece of a best-effort read the disk is given at a time while streams are open; where stream classes exist and none is open, pieces half as large go one behind the other. On a calibrated disk where stream classes exist, a writer nothing is reserved for (a bulk copy) has its write-back cut the same way." },
 	{ "readahead", "io_size", K_SIZE, OFF(readahead_io_size), "2M", 64ull << 10, AIOD_IO_SIZE_MAX, true,
 	  "Size of one read-ahead request (one seek on a disk: 8M-16M for spinning disks; smaller requests in parallel suit SSDs)." },
 	{ "readahead", "auto_stream", K_BOOL, OFF(auto_stream), "no", 0, 1, true,

@@ -144,6 +144,8 @@ static void engine_submit(struct tevent_context *ev, struct tevent_immediate *im
 			e->last_fd = op->fd;
 			e->last_end = op->off + op->piece_len;
 		}
+		e->last_wb_fd = op->kind == ENGINE_WRITEBACK ? op->fd : -1;
+		e->last_wb_end = op->off + op->len;
 		op->in_kernel = true;
 		if (!slot) {
 			e->st.behind++;
@@ -283,6 +285,8 @@ struct aiod_engine *aiod_engine_create(TALLOC_CTX *mem_ctx, struct tevent_contex
 	}
 	e->efd = -1;
 	e->last_fd = -1;
+	e->last_wb_fd = -1;
+	e->wb_behind_on = true;
 	e->ev = ev;
 	e->bufs = bufs;
 	e->block_size = block_size;
@@ -435,9 +439,12 @@ int aiod_engine_fsync(struct aiod_engine *e, int fd, bool datasync, uint64_t dea
 			    private_data);
 }
 
-int aiod_engine_writeback(struct aiod_engine *e, int fd, uint64_t off, uint32_t len, bool wait,
-			  uint64_t deadline_ns, aiod_engine_done_fn done, void *private_data)
+int aiod_engine_writeback(struct aiod_engine *e, int fd, uint64_t off, uint32_t len,
+			  unsigned flags, uint64_t deadline_ns, aiod_engine_done_fn done,
+			  void *private_data)
 {
+	bool wait = (flags & AIOD_WB_WAIT) != 0;
+
 	struct engine_op *op = talloc_zero(e, struct engine_op);
 
 	if (op == NULL) {
@@ -450,7 +457,13 @@ int aiod_engine_writeback(struct aiod_engine *e, int fd, uint64_t off, uint32_t 
 	op->sfr_flags = wait ? SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
 			       SYNC_FILE_RANGE_WAIT_AFTER
 			     : SYNC_FILE_RANGE_WRITE;
+	op->wb_behind = wait && (flags & AIOD_WB_BEHIND) != 0;
 	return engine_push(e, op, deadline_ns, done, private_data);
+}
+
+void aiod_engine_set_writeback_behind(struct aiod_engine *e, bool on)
+{
+	e->wb_behind_on = on;
 }
 
 unsigned aiod_engine_cancel(struct aiod_engine *e, aiod_engine_done_fn done,

@@ -153,15 +153,33 @@ int aiod_engine_fsync(struct aiod_engine *e, int fd, bool datasync, uint64_t dea
 
 /*
  * Write back fd's dirty pages in [off, off + len) (sync_file_range). With
- * wait, the operation holds its device slot until the data is on the device
- * (WAIT_BEFORE | WRITE | WAIT_AFTER): the EDF queue, not the kernel flusher,
- * decides when the device spends that time. Without it, it ends once the
- * write is queued in the kernel. A wait reports a write-back error to fd's
- * open file description and marks it seen there (errseq): wait only on a
- * description of aiod's own, never on the client's (writeback.c).
+ * AIOD_WB_WAIT, the operation holds its device slot until the data is on
+ * the device (WAIT_BEFORE | WRITE | WAIT_AFTER): the EDF queue, not the
+ * kernel flusher, decides when the device spends that time. Without it, it
+ * ends once the write is queued in the kernel. A wait reports a write-back
+ * error to fd's open file description and marks it seen there (errseq):
+ * wait only on a description of aiod's own, never on the client's
+ * (writeback.c). With AIOD_WB_BEHIND, where seeks cost
+ * (aiod_engine_set_costs()) and while aiod_engine_set_writeback_behind()
+ * allows it, the run may go to the kernel while the device still writes
+ * the one before it when it is next in deadline order and starts where
+ * that one, handed to the kernel last, ends: the device does not idle
+ * between a writer's runs for the round trip through aiod, as with a
+ * best-effort read's pieces (aiod_engine_slice_fn's *behind).
  */
-int aiod_engine_writeback(struct aiod_engine *e, int fd, uint64_t off, uint32_t len, bool wait,
-			  uint64_t deadline_ns, aiod_engine_done_fn done, void *private_data);
+#define AIOD_WB_WAIT   1u
+#define AIOD_WB_BEHIND 2u
+int aiod_engine_writeback(struct aiod_engine *e, int fd, uint64_t off, uint32_t len,
+			  unsigned flags, uint64_t deadline_ns, aiod_engine_done_fn done,
+			  void *private_data);
+
+/*
+ * Whether AIOD_WB_BEHIND runs may go behind one another now (on when the
+ * engine is created): aiod turns it off while streams are admitted, when
+ * a second run in the kernel would be one more a due stream read waits for
+ * (admission.c), whenever the run was queued.
+ */
+void aiod_engine_set_writeback_behind(struct aiod_engine *e, bool on);
 
 /*
  * Take back queued operations (not yet in the kernel) of callback done for

@@ -127,7 +127,8 @@ struct engine_op *engine_pick(struct aiod_engine *e)
 }
 
 /*
- * With every device slot taken: the read that starts where the last request
+ * With every device slot taken: a write-back run that continues the one
+ * handed to the kernel last and is due first, or the read that starts where the last request
  * handed to the kernel ends (the rest of the same read, or the next read of
  * the same reader), to wait in the kernel right behind it when its owner
  * gives it in pieces one behind the other (aiod_engine_slice_fn's *behind).
@@ -141,7 +142,15 @@ struct engine_op *engine_pick_behind(struct aiod_engine *e)
 	uint64_t piece_ns;
 	bool behind;
 
-	if (head == NULL || e->request_ns == 0 || e->last_fd < 0) {
+	if (head == NULL || e->request_ns == 0) {
+		return NULL;
+	}
+	/* A write-back run behind its writer's last one (AIOD_WB_BEHIND): only when it is due first. */
+	if (head->kind == ENGINE_WRITEBACK) {
+		return e->wb_behind_on && head->wb_behind && head->fd == e->last_wb_fd &&
+		       head->off == e->last_wb_end ? head : NULL;
+	}
+	if (e->last_fd < 0) {
 		return NULL;
 	}
 	op = engine_next_in_line(e, head);

@@ -34,6 +34,7 @@ struct engine_op {
 	uint32_t done_bytes;
 	bool datasync;
 	unsigned sfr_flags;	/* WRITEBACK: sync_file_range flags */
+	bool wb_behind;		/* WRITEBACK: may wait in the kernel behind its writer's run */
 	uint32_t niov;		/* READV: blocks left; iov advances over short reads */
 	struct iovec iov[ENGINE_MAX_IOV];
 	aiod_engine_done_fn done;
@@ -84,6 +85,10 @@ struct aiod_engine {
 	/* where the last read handed to the kernel ends */
 	int last_fd;
 	uint64_t last_end;
+	/* where the last request handed to the kernel ends if it was a write-back (else fd -1) */
+	int last_wb_fd;
+	uint64_t last_wb_end;
+	bool wb_behind_on;	/* aiod_engine_set_writeback_behind() */
 	/* aiod_engine_set_grow() */
 	aiod_engine_grow_fn grow;
 	void *grow_arg;

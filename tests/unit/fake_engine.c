@@ -27,6 +27,7 @@ struct fake_op {
 	uint64_t off;
 	uint32_t n;			/* READV: blocks */
 	bool wait;			/* WRITEBACK */
+	bool behind;			/* WRITEBACK: AIOD_WB_BEHIND */
 	uint32_t blocks[64];
 	uint64_t deadline_ns;
 	bool io_done;			/* fake_engine_io_now() did the I/O: result is its result */
@@ -43,6 +44,7 @@ struct aiod_engine {
 	int fail_next;			/* 0, or the result of the next operation run */
 	aiod_engine_slice_fn slice;	/* aiod_engine_set_slice(): asked by fake_engine_op() */
 	void *slice_arg;
+	bool wb_behind_on;		/* aiod_engine_set_writeback_behind() */
 };
 
 void aiod_engine_set_costs(struct aiod_engine *e, uint64_t request_ns, uint64_t media_Bps)
@@ -66,8 +68,14 @@ struct aiod_engine *aiod_engine_create(TALLOC_CTX *mem_ctx, struct tevent_contex
 		e->bufs = bufs;
 		e->block_size = block_size;
 		e->nblocks = nblocks;
+		e->wb_behind_on = true;
 	}
 	return e;
+}
+
+bool fake_engine_writeback_behind(const struct aiod_engine *e)
+{
+	return e->wb_behind_on;
 }
 
 static int fake_push(struct aiod_engine *e, struct fake_op *op, uint64_t deadline_ns,
@@ -158,8 +166,9 @@ int aiod_engine_fsync(struct aiod_engine *e, int fd, bool datasync, uint64_t dea
 	return op == NULL ? -ENOMEM : fake_push(e, op, deadline_ns, done, private_data);
 }
 
-int aiod_engine_writeback(struct aiod_engine *e, int fd, uint64_t off, uint32_t len, bool wait,
-			  uint64_t deadline_ns, aiod_engine_done_fn done, void *private_data)
+int aiod_engine_writeback(struct aiod_engine *e, int fd, uint64_t off, uint32_t len,
+			  unsigned flags, uint64_t deadline_ns, aiod_engine_done_fn done,
+			  void *private_data)
 {
 	struct fake_op *op = fake_new(e, FAKE_WRITEBACK, fd, off);
 
@@ -167,8 +176,14 @@ int aiod_engine_writeback(struct aiod_engine *e, int fd, uint64_t off, uint32_t 
 		return -ENOMEM;
 	}
 	op->len = len;
-	op->wait = wait;
+	op->wait = (flags & AIOD_WB_WAIT) != 0;
+	op->behind = (flags & AIOD_WB_BEHIND) != 0;
 	return fake_push(e, op, deadline_ns, done, private_data);
+}
+
+void aiod_engine_set_writeback_behind(struct aiod_engine *e, bool on)
+{
+	e->wb_behind_on = on;
 }
 
 bool aiod_engine_expedite(struct aiod_engine *e, aiod_engine_match_fn match, void *arg,
@@ -401,6 +416,7 @@ unsigned fake_engine_writebacks(const struct aiod_engine *e, struct fake_writeba
 		if (n < max) {
 			out[n] = (struct fake_writeback){ .fd = op->fd, .off = op->off, .len = op->len,
 							  .wait = op->wait,
+							  .behind = op->behind,
 							  .deadline_ns = op->deadline_ns };
 		}
 		n++;

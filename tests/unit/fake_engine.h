@@ -18,6 +18,7 @@ struct fake_writeback {
 	uint64_t off;
 	uint32_t len;
 	bool wait;		/* holds the device until the data is there */
+	bool behind;		/* may wait in the kernel behind its writer's last run */
 	uint64_t deadline_ns;
 };
 
@@ -52,6 +53,9 @@ bool fake_engine_run_one(struct aiod_engine *e);
 /* Run every queued operation (and those their callbacks queue), earliest deadline first. */
 unsigned fake_engine_run(struct aiod_engine *e);
 /* The queued write-backs into out (max entries: pass room for all), by file offset; how many are queued. */
+/* Whether write-back runs may go behind one another now (aiod_engine_set_writeback_behind()). */
+bool fake_engine_writeback_behind(const struct aiod_engine *e);
+
 unsigned fake_engine_writebacks(const struct aiod_engine *e, struct fake_writeback *out,
 				unsigned max);
 /* The next operation run completes with result (-EIO...) instead of doing its I/O. */

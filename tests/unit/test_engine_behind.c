@@ -247,6 +247,68 @@ static void test_behind_next_read_follows(void **state)
 	talloc_free(mem);
 }
 
+/*
+ * Three write-back runs of one file, A (blocks 0-1), B (2-3) and C (5-6),
+ * due in that order, waited (AIOD_WB_WAIT), with flags: B goes to the
+ * kernel behind A in the same submission when it may (AIOD_WB_BEHIND, and
+ * the engine allows it) and starts where A ends; C, which does not continue
+ * B, never goes behind.
+ */
+static void run_writeback_behind(unsigned b_flags, bool allowed, unsigned expect_behind)
+{
+	TALLOC_CTX *mem = talloc_new(NULL);
+	struct tevent_context *ev = tevent_context_init(mem);
+	uint8_t *bufs = talloc_zero_array(mem, uint8_t, BLK);
+	char err[256];
+	struct aiod_engine *e;
+	struct aiod_engine_stats st;
+	unsigned count = 0;
+	struct rec a = { .count = &count }, b = { .count = &count }, c = { .count = &count };
+	uint64_t now = aiod_now_ns();
+	unsigned both = AIOD_WB_WAIT | AIOD_WB_BEHIND;
+	int fd = pattern_file(8 * BLK);	/* its pages dirty */
+
+	e = aiod_engine_create(mem, ev, 1, bufs, BLK, 1, err, sizeof(err));
+	assert_non_null(e);
+	a.e = b.e = c.e = e;
+	aiod_engine_set_costs(e, 10000000, 100000000);
+	if (!allowed) {
+		aiod_engine_set_writeback_behind(e, false);
+	}
+	assert_int_equal(aiod_engine_writeback(e, fd, 0, 2 * BLK, both, now + 1000000000ull,
+					       rdone, &a), 0);
+	assert_int_equal(aiod_engine_writeback(e, fd, 2 * BLK, 2 * BLK, b_flags,
+					       now + 2000000000ull, rdone, &b), 0);
+	assert_int_equal(aiod_engine_writeback(e, fd, 5 * BLK, 2 * BLK, both, now + 3000000000ull,
+					       rdone, &c), 0);
+	assert_int_equal(tevent_loop_once(ev), 0);
+	aiod_engine_get_stats(e, &st);
+	assert_int_equal(st.behind, expect_behind);
+	assert_int_equal(st.inflight, 1 + expect_behind);
+	while (c.calls == 0) {
+		assert_int_equal(tevent_loop_once(ev), 0);
+		aiod_engine_get_stats(e, &st);
+		assert_true(st.inflight <= 2);
+	}
+	assert_int_equal(a.result, 0);
+	assert_int_equal(b.result, 0);
+	assert_int_equal(c.result, 0);
+	assert_int_equal(c.order, 2);
+	aiod_engine_get_stats(e, &st);
+	assert_int_equal(st.behind, expect_behind);	/* C never went behind B */
+	close(fd);
+	talloc_free(mem);
+}
+
+static void test_behind_writeback_runs(void **state)
+{
+	(void)state;
+	run_writeback_behind(AIOD_WB_WAIT | AIOD_WB_BEHIND, true, 1);
+	run_writeback_behind(AIOD_WB_WAIT, true, 0);
+	/* while streams are admitted (aiod turns it off) */
+	run_writeback_behind(AIOD_WB_WAIT | AIOD_WB_BEHIND, false, 0);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -254,6 +316,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_behind_end_of_file),
 		cmocka_unit_test(test_behind_due_read_waits_for_two_pieces),
 		cmocka_unit_test(test_behind_next_read_follows),
+		cmocka_unit_test(test_behind_writeback_runs),
 	};
 
 	if (argc > 1) {

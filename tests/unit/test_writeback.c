@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "log.h"
+#include "profile.h"
 #include "record.h"
 #include "requests.h"
 #include "streams.h"
@@ -227,6 +228,77 @@ static void test_demoted_recorder_scheduled_without_streams(void **state)
 	assert_int_equal(close_id(f, rec), 0);
 	assert_int_equal(close_id(f, bulk), 0);
 	(void)fake_engine_run(ctx->engine);
+}
+
+/*
+ * Where seeks cost (a device profile) and streams can play, a best-effort
+ * writer's runs are cut as a best-effort reader's reads are: while a stream
+ * plays, runs of [readahead] blocks_with_streams blocks (here two), one at
+ * a time, due as one io_size run would be (spaced by the bytes queued); a
+ * recorder admission reserved bandwidth for keeps its io_size runs. With
+ * no stream open, a pumped copy's runs are half as long and may wait in
+ * the kernel one behind the other.
+ */
+static void test_best_effort_writer_runs_are_pieces(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_ctx *ctx = f->ctx;
+	uint64_t be = (uint64_t)ctx->cfg->be_deadline_ms * 1000000ull;
+	struct aiod_profile p = { .version = 2, .request_us = 15000, .npoints = 1 };
+	struct fake_writeback wb[16];
+	uint64_t rec, copy, t0 = 0, t1 = 0, first = 0;
+
+	use_recorder_class(f);
+	p.points[0].size = IO_SIZE;
+	p.points[0].random_Bps = 100000000;
+	p.points[0].sequential_Bps = 150000000;
+	ctx->profile = &p;
+	ctx->cfg->readahead_blocks_streams = 2;
+	ctx->capacity_Bps = 32 * BS;
+	assert_int_equal(open_as(f, "rec.mxf", O_RDWR, &rec), 0);
+	assert_int_equal(open_as(f, "copy.bin", O_RDWR, &copy), 0);
+	assert_int_equal(ctx->streams, 1);
+	assert_false(fake_engine_writeback_behind(ctx->engine));	/* none behind another now */
+	for (uint32_t i = 0; i < 4; i++) {
+		wrote(f, copy, (uint64_t)i * BS, BS, i == 0 ? &first : &t0, &t1);
+	}
+	assert_int_equal(fake_engine_writebacks(ctx->engine, wb, 8), 2);
+	for (uint32_t i = 0; i < 2; i++) {
+		assert_int_equal(wb[i].off, (uint64_t)i * 2 * BS);
+		assert_int_equal(wb[i].len, 2 * BS);
+		assert_true(wb[i].wait);
+		assert_false(wb[i].behind);
+		assert_in_range(wb[i].deadline_ns, first + be, t1 + be);
+	}
+	assert_int_equal(fake_engine_run(ctx->engine), 2);
+	for (uint32_t i = 0; i < 4; i++) {
+		wrote(f, rec, (uint64_t)i * BS, BS, &t0, &t1);
+	}
+	assert_int_equal(fake_engine_writebacks(ctx->engine, wb, 8), 1);
+	assert_int_equal(wb[0].len, IO_SIZE);
+	assert_false(wb[0].behind);
+	assert_int_equal(close_id(f, rec), 0);
+	assert_int_equal(fake_engine_run(ctx->engine), 1);
+
+	/* No stream open: the copy, steady for 3 s, is pumped in one-block runs one behind the other. */
+	assert_int_equal(ctx->streams, 0);
+	assert_true(fake_engine_writeback_behind(ctx->engine));
+	for (uint32_t i = 4; i < 8; i++) {
+		wrote(f, copy, (uint64_t)i * BS, BS, &t0, &t1);
+	}
+	open_of(f, copy)->wr_t0_ns -= 3000000000ull;
+	wrote(f, copy, 8ull * BS, BS, &t0, &t1);
+	assert_true(aiod_record_pumped(ctx, open_of(f, copy)));
+	/* From the start of its steady run (record.c): blocks 0-8. */
+	assert_int_equal(fake_engine_writebacks(ctx->engine, wb, 16), 9);
+	for (uint32_t i = 0; i < 9; i++) {
+		assert_int_equal(wb[i].off, (uint64_t)i * BS);
+		assert_int_equal(wb[i].len, BS);
+		assert_true(wb[i].behind);
+	}
+	assert_int_equal(close_id(f, copy), 0);
+	(void)fake_engine_run(ctx->engine);
+	ctx->profile = NULL;
 }
 
 /* A write-back that fails is counted (and logged once); one done after its deadline is late. */
@@ -495,6 +567,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_random_writer_left_to_kernel, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_recorder_admission, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_demoted_recorder_scheduled_without_streams, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_best_effort_writer_runs_are_pieces, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_writeback_error_and_late_counted, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_writer_ahead_waits_for_its_writeback, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_steady_writer_pumped_without_streams, setup, teardown),
