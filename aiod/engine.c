@@ -144,8 +144,11 @@ static void engine_submit(struct tevent_context *ev, struct tevent_immediate *im
 			e->last_fd = op->fd;
 			e->last_end = op->off + op->piece_len;
 		}
-		e->last_wb_fd = op->kind == ENGINE_WRITEBACK ? op->fd : -1;
-		e->last_wb_end = op->off + op->len;
+		e->last_wb_fd = -1;
+		if (op->kind == ENGINE_WRITEBACK) {
+			e->last_wb_fd = op->fd;
+			e->last_wb_end = op->off + op->len;
+		}
 		op->in_kernel = true;
 		if (!slot) {
 			e->st.behind++;
@@ -443,9 +446,8 @@ int aiod_engine_writeback(struct aiod_engine *e, int fd, uint64_t off, uint32_t 
 			  unsigned flags, uint64_t deadline_ns, aiod_engine_done_fn done,
 			  void *private_data)
 {
-	bool wait = (flags & AIOD_WB_WAIT) != 0;
-
 	struct engine_op *op = talloc_zero(e, struct engine_op);
+	bool wait = (flags & AIOD_WB_WAIT) != 0;
 
 	if (op == NULL) {
 		return -ENOMEM;

@@ -128,8 +128,8 @@ struct engine_op *engine_pick(struct aiod_engine *e)
 
 /*
  * With every device slot taken: a write-back run that continues the one
- * handed to the kernel last and is due first, or the read that starts where the last request
- * handed to the kernel ends (the rest of the same read, or the next read of
+ * handed to the kernel last and is due first, or the read that starts
+ * where the last request handed to the kernel ends (the rest of the same read, or the next read of
  * the same reader), to wait in the kernel right behind it when its owner
  * gives it in pieces one behind the other (aiod_engine_slice_fn's *behind).
  * Before the head, by engine_before_head(), counting the piece ahead of it.

@@ -292,12 +292,14 @@ static void writeback_tail(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t n
 		}
 	}
 	left = o->wb_end - o->wb_start;
-	while (left > 0 && left <= io) {
-		uint64_t len = left < run ? left : run;
+	if (left <= io) {
+		while (left > 0) {
+			uint64_t len = left < run ? left : run;
 
-		writeback_queue(ctx, o, o->wb_start, len, behind, now);
-		o->wb_start += len;
-		left -= len;
+			writeback_queue(ctx, o, o->wb_start, len, behind, now);
+			o->wb_start += len;
+			left -= len;
+		}
 	}
 	o->wb_start = o->wb_end;
 }

@@ -52,10 +52,9 @@ bool fake_engine_io_now(struct aiod_engine *e, unsigned i);
 bool fake_engine_run_one(struct aiod_engine *e);
 /* Run every queued operation (and those their callbacks queue), earliest deadline first. */
 unsigned fake_engine_run(struct aiod_engine *e);
-/* The queued write-backs into out (max entries: pass room for all), by file offset; how many are queued. */
 /* Whether write-back runs may go behind one another now (aiod_engine_set_writeback_behind()). */
 bool fake_engine_writeback_behind(const struct aiod_engine *e);
-
+/* The queued write-backs into out (max entries: pass room for all), by file offset; how many are queued. */
 unsigned fake_engine_writebacks(const struct aiod_engine *e, struct fake_writeback *out,
 				unsigned max);
 /* The next operation run completes with result (-EIO...) instead of doing its I/O. */
