@@ -53,14 +53,24 @@ static int twin_destructor(struct aiod_wb_twin *t)
  * the error it must report. So aiod waits on a description of its own: the
  * O_DIRECT twin when there is one, else the file reopened through
  * /proc/self/fd with the client's own access, read-only where the client
- * may read, write-only where it may only write (aiod never holds access
- * the client lacks; sync_file_range needs none). A client that opens a
- * file only to write it (libsmbclient's O_WRONLY, bench/rt's bulk copy)
- * had no such descriptor until 2026-12-07: its runs were only started,
- * each "done" once the kernel had queued it, and the device had three
- * runs of it at once while EDF believed it had one (perf: ext4_writepages
- * of three 16 MiB runs within 1 ms, then 300 ms blocked). -1: none, start
- * the write-back only.
+ * may read, write-only where it may only write (sync_file_range needs
+ * neither). A client that opens a file only to write it (libsmbclient's
+ * O_WRONLY, bench/rt's bulk copy) had no such descriptor until 2026-12-07:
+ * its runs were only started, each "done" once the kernel had queued it,
+ * and the device had three runs of it at once while EDF believed it had
+ * one (perf: ext4_writepages of three 16 MiB runs within 1 ms, then 300 ms
+ * blocked).
+ *
+ * As deployed the write-only reopen is refused: aiod.service leaves root
+ * CAP_DAC_READ_SEARCH but not CAP_DAC_OVERRIDE, and a file smbd created
+ * for a user (mode 0744 by default) is not writable by root as "other".
+ * Such a client's description is then reopened read-only, which
+ * CAP_DAC_READ_SEARCH allows for any file: aiod reads nothing through it
+ * (it only waits), and that capability lets it read every file anyway.
+ * Without it a write-only
+ * client's runs were only started wherever aiod ran as its unit runs it
+ * (found 2026-12-08; tests ran aiod as unconfined root).
+ * -1: none, start the write-back only.
  */
 static int writeback_fd(struct aiod_open *o)
 {
@@ -79,6 +89,9 @@ static int writeback_fd(struct aiod_open *o)
 	o->wb_twin_tried = true;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", o->fd);
 	fd = open(path, (o->readable ? O_RDONLY : O_WRONLY) | O_CLOEXEC);
+	if (fd < 0 && !o->readable && (errno == EACCES || errno == EPERM)) {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
 	if (fd < 0) {
 		AIOD_INFO("%s: no descriptor of aiod's own (%s): its write-back is only started, "
 			  "not waited for", o->name, strerror(errno));

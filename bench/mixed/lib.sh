@@ -43,6 +43,8 @@ mixed_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 . "$mixed_root/scripts/smbconf.sh"
 # shellcheck source=../../scripts/proc.sh
 . "$mixed_root/scripts/proc.sh"
+# shellcheck source=../../scripts/aiodcaps.sh
+. "$mixed_root/scripts/aiodcaps.sh"
 # shellcheck source=../tcpcc.sh
 . "$mixed_root/bench/tcpcc.sh"
 BUILD=${BUILD:-$mixed_root/build}
@@ -55,6 +57,8 @@ die() { echo "bench/mixed/$NAME: $*" >&2; exit 1; }
 
 mixed_need_root_tools() {
 	[ "$(id -u)" = 0 ] || die "must run as root (starts smbd, adds the bench user)"
+	# aiod runs with its unit's capabilities only, as deployed
+	rtio_aiod_as_deployed_init || die "cannot run aiod as its unit does"
 	[ -x "$BUILD/aiod" ] && [ -x "$BUILD/aiodctl" ] || die "$BUILD/aiod, aiodctl not built: run make"
 	command -v smbclient > /dev/null || die "smbclient not installed: run make deps"
 	smbd -b | grep -q MODULESDIR || die "smbd not installed: run make deps"
@@ -165,7 +169,8 @@ mixed_start() {
 	printf '%s\n%s\n' "$PASS" "$PASS" | smbpasswd -c "$T/smb.conf" -a -s "$USER_NAME" > /dev/null ||
 		die "smbpasswd failed"
 	# at the priority conf/aiod.service gives it (Nice=-5): what a server runs
-	nice -n "${MIXED_AIOD_NICE:--5}" "$BUILD/aiod" -c "$T/aiod.ini" -F >> "$T/log/aiod.log" 2>&1 &
+	nice -n "${MIXED_AIOD_NICE:--5}" "${RTIO_AIOD_AS_DEPLOYED[@]}" "$BUILD/aiod" -c "$T/aiod.ini" -F \
+		>> "$T/log/aiod.log" 2>&1 &
 	AIOD_PID=$!
 	# a large cache takes seconds to lock in (longer while the page cache is full of the data just written)
 	for _ in $(seq 600); do

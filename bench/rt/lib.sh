@@ -66,6 +66,8 @@ case $BUILD in /*) ;; *) BUILD=$RT_ROOT/$BUILD ;; esac
 . "$RT_ROOT/scripts/smbconf.sh"
 # shellcheck source=../../scripts/proc.sh
 . "$RT_ROOT/scripts/proc.sh"
+# shellcheck source=../../scripts/aiodcaps.sh
+. "$RT_ROOT/scripts/aiodcaps.sh"
 
 RT_USER=rtiotest
 RT_PASS=rtio-Test-pw1
@@ -154,6 +156,8 @@ rt_ticks_group() {
 rt_require() {
 	local f
 	[ "$(id -u)" = 0 ] || rt_die "must run as root (mount, losetup, smbd, page cache)"
+	# aiod runs with its unit's capabilities only, as deployed
+	rtio_aiod_as_deployed_init || rt_die "cannot run aiod as its unit does"
 	for f in aiod aiodctl emudisk rtio-stream; do
 		[ -x "$BUILD/$f" ] || rt_die "$BUILD/$f not built (run make first)"
 	done
@@ -466,7 +470,7 @@ rt_start_aiod() {
 	3) prio=(nice -n "${prio[0]}" ionice -c "${prio[1]}" -n "${prio[2]}") ;;
 	*) rt_die "RT_AIOD_PRIO='$RT_AIOD_PRIO': expected \"NICE IOCLASS IOPRIO\" or \"\"" ;;
 	esac
-	"${prio[@]}" "$BUILD/aiod" -c "$RT_T/aiod.ini" -F >> "$1" 2>&1 < /dev/null &
+	"${prio[@]}" "${RTIO_AIOD_AS_DEPLOYED[@]}" "$BUILD/aiod" -c "$RT_T/aiod.ini" -F >> "$1" 2>&1 < /dev/null &
 	RT_AIOD_PID=$!
 	rt_track "$RT_AIOD_PID" aiod
 	rt_wait_up "$RT_AIOD_PID" aiod "$1" 30 test -S "$RT_T/aiod/aiod.sock"

@@ -55,6 +55,8 @@ root=$(cd "$here/../.." && pwd)
 . "$root/scripts/smbconf.sh"
 # shellcheck source=../../scripts/pagecache.sh
 . "$root/scripts/pagecache.sh"
+# shellcheck source=../../scripts/aiodcaps.sh
+. "$root/scripts/aiodcaps.sh"
 # shellcheck source=../thp.sh
 . "$root/bench/thp.sh"
 # shellcheck source=../tcpcc.sh
@@ -89,6 +91,8 @@ RTIO_DIRECT=${RTIO_DIRECT:-1}
 
 die() { echo "bench/smb: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "must run as root (drops caches, starts smbd)"
+# aiod runs with its unit's capabilities only, as deployed
+rtio_aiod_as_deployed_init || die "cannot run aiod as its unit does"
 [ -x "$BUILD/aiod" ] || die "$BUILD/aiod not built: run make"
 smbd -b | grep -q MODULESDIR || die "smbd not installed: run make deps"
 [ -f "$(smbd -b | sed -n 's/^ *MODULESDIR: *//p')/vfs/rtio.so" ] ||
@@ -191,7 +195,7 @@ printf '%s\n%s\n' "$PASS" "$PASS" | smbpasswd -c "$T/smb.conf" -a -s "$USER_NAME
 
 start_aiod() {
 	rm -f "$T/aiod/aiod.sock"
-	"$BUILD/aiod" -c "$T/aiod.ini" -F >> "$T/log/aiod.log" 2>&1 &
+	"${RTIO_AIOD_AS_DEPLOYED[@]}" "$BUILD/aiod" -c "$T/aiod.ini" -F >> "$T/log/aiod.log" 2>&1 &
 	AIOD_PID=$!
 	for _ in $(seq 100); do [ -S "$T/aiod/aiod.sock" ] && return 0; sleep 0.1; done
 	die "aiod did not start: $(tail -3 "$T/log/aiod.log")"

@@ -110,7 +110,7 @@ t_aiod_direct_io() {
 	mkdir -p "$IT_T/direct"
 	sed "s|^socket_path = .*|socket_path = $sock|; s|^mlock = no|mlock = no\ndirect_io = yes|" \
 		"$IT_T/aiod.ini" > "$ini"
-	"$BUILD/aiod" -c "$ini" -F -d 3 > "$IT_T/log/aiod-direct.log" 2>&1 &
+	"${RTIO_AIOD_AS_DEPLOYED[@]}" "$BUILD/aiod" -c "$ini" -F -d 3 > "$IT_T/log/aiod-direct.log" 2>&1 &
 	pid=$!
 	it_track "$pid"
 	it_wait_up "$pid" "$IT_T/log/aiod-direct.log" aiod-direct test -S "$sock"
@@ -131,7 +131,7 @@ t_aiod_sigterm() {
 	local ini=$IT_T/term.ini sock=$IT_T/term/aiod.sock pid
 	mkdir -p "$IT_T/term"
 	sed "s|^socket_path = .*|socket_path = $sock|" "$IT_T/aiod.ini" > "$ini"
-	"$BUILD/aiod" -c "$ini" -F > "$IT_T/log/aiod-term.log" 2>&1 &
+	"${RTIO_AIOD_AS_DEPLOYED[@]}" "$BUILD/aiod" -c "$ini" -F > "$IT_T/log/aiod-term.log" 2>&1 &
 	pid=$!
 	it_track "$pid"
 	it_wait_up "$pid" "$IT_T/log/aiod-term.log" aiod-term test -S "$sock"
@@ -154,7 +154,7 @@ t_aiod_admission() {
 	it_ini_merge "$(sed "s|^socket_path = .*|socket_path = $sock|" "$IT_T/aiod.ini")" \
 		"$(printf '[admission]\nmode = refuse\ncapacity = 40000000\nheadroom_pct = 5\nstartup_s = 0\n[stream.hd]\nmatch = *.mxf\nbitrate = 100M\n')" \
 		> "$ini"
-	"$BUILD/aiod" -c "$ini" -F -d 3 > "$IT_T/log/aiod-adm.log" 2>&1 &
+	"${RTIO_AIOD_AS_DEPLOYED[@]}" "$BUILD/aiod" -c "$ini" -F -d 3 > "$IT_T/log/aiod-adm.log" 2>&1 &
 	pid=$!
 	it_track "$pid"
 	it_wait_up "$pid" "$IT_T/log/aiod-adm.log" aiod-adm test -S "$sock"
@@ -186,7 +186,7 @@ t_aiod_admission_plan() {
 	it_ini_merge "$(sed "s|^socket_path = .*|socket_path = $sock|" "$IT_T/aiod.ini")" \
 		"$(printf '[admission]\nmode = refuse\nprofile = %s\n[stream.hd]\nmatch = *.mxf\nbitrate = 100M\nprebuffer_ms = 500\n' \
 			"$IT_T/admplan/emudisk.profile")" > "$ini"
-	"$BUILD/aiod" -c "$ini" -F -d 3 > "$IT_T/log/aiod-admplan.log" 2>&1 &
+	"${RTIO_AIOD_AS_DEPLOYED[@]}" "$BUILD/aiod" -c "$ini" -F -d 3 > "$IT_T/log/aiod-admplan.log" 2>&1 &
 	pid=$!
 	it_track "$pid"
 	it_wait_up "$pid" "$IT_T/log/aiod-admplan.log" aiod-admplan test -S "$sock"
@@ -220,7 +220,7 @@ it_aiod_variant() {
 t_aiod_emfile() {
 	local sock=$IT_T/emfile/aiod.sock log=$IT_T/log/aiod-emfile.log pid n rc=0
 	it_aiod_variant emfile max_opens_per_session=16
-	prlimit --nofile=64:64 "$BUILD/aiod" -c "$IT_T/emfile.ini" -F -d 2 > "$log" 2>&1 &
+	prlimit --nofile=64:64 "${RTIO_AIOD_AS_DEPLOYED[@]}" "$BUILD/aiod" -c "$IT_T/emfile.ini" -F -d 2 > "$log" 2>&1 &
 	pid=$!
 	it_track "$pid"
 	it_wait_up "$pid" "$log" aiod-emfile test -S "$sock"
@@ -246,7 +246,7 @@ t_aiod_emfile() {
 t_aiod_sessions_full() {
 	local sock=$IT_T/full/aiod.sock log=$IT_T/log/aiod-full.log pid holders=() h n rc=0
 	it_aiod_variant full max_sessions=2
-	"$BUILD/aiod" -c "$IT_T/full.ini" -F -d 2 > "$log" 2>&1 &
+	"${RTIO_AIOD_AS_DEPLOYED[@]}" "$BUILD/aiod" -c "$IT_T/full.ini" -F -d 2 > "$log" 2>&1 &
 	pid=$!
 	it_track "$pid"
 	it_wait_up "$pid" "$log" aiod-full test -S "$sock"

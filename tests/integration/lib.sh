@@ -22,6 +22,8 @@ IT_ROOT=$(cd "$IT_HERE/../.." && pwd)
 . "$IT_ROOT/scripts/proc.sh"
 # shellcheck source=../../scripts/pagecache.sh
 . "$IT_ROOT/scripts/pagecache.sh"
+# shellcheck source=../../scripts/aiodcaps.sh
+. "$IT_ROOT/scripts/aiodcaps.sh"
 BUILD=${BUILD:-$IT_ROOT/build}
 IT_PORT=${RTIO_SMB_PORT:-4445}
 IT_USER=rtiotest
@@ -90,6 +92,8 @@ it_require() {
 		command -v "$f" >/dev/null || it_die "$f not installed (run scripts/deps.sh)"
 	done
 	[ "$(id -u)" = 0 ] || it_die "must run as root (starts smbd, adds the test user)"
+	# Every aiod the tests start runs with aiod.service's capabilities only.
+	rtio_aiod_as_deployed_init || it_die "cannot run aiod as its unit does"
 	it_modulesdir=$(smbd -b | awk '/MODULESDIR:/ {print $2}')
 	[ -f "$it_modulesdir/vfs/rtio.so" ] ||
 		it_die "rtio.so is not installed in $it_modulesdir/vfs/ (make installs it for the tests)"
@@ -321,7 +325,7 @@ it_stop_pid() {
 
 it_start_aiod() {
 	rm -f "$IT_T/aiod/aiod.sock"
-	"$BUILD/aiod" -c "$IT_T/aiod.ini" -F -d 2 >> "$IT_T/log/aiod.log" 2>&1 &
+	"${RTIO_AIOD_AS_DEPLOYED[@]}" "$BUILD/aiod" -c "$IT_T/aiod.ini" -F -d 2 >> "$IT_T/log/aiod.log" 2>&1 &
 	IT_AIOD_PID=$!
 	disown "$IT_AIOD_PID"	# tests kill it on purpose: no job notice from bash
 	it_track "$IT_AIOD_PID" aiod

@@ -64,7 +64,7 @@ EOT
 	printf '%s\n%s\n' "$IT_PASS" "$IT_PASS" |
 		smbpasswd -c "$PRIV_DIR/smb.conf" -a -s "$IT_USER" > /dev/null 2>&1 ||
 		it_die "smbpasswd for the $name instance failed"
-	"$BUILD/aiod" -c "$PRIV_DIR/aiod.ini" -F -d 3 > "$IT_T/log/aiod-$name.log" 2>&1 &
+	"${RTIO_AIOD_AS_DEPLOYED[@]}" "$BUILD/aiod" -c "$PRIV_DIR/aiod.ini" -F -d 3 > "$IT_T/log/aiod-$name.log" 2>&1 &
 	PRIV_AIOD_PID=$!
 	it_track "$PRIV_AIOD_PID" "aiod-$name"
 	it_wait_up "$PRIV_AIOD_PID" "$IT_T/log/aiod-$name.log" "the $name aiod" test -S "$PRIV_SOCK"

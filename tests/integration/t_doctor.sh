@@ -100,7 +100,7 @@ t_doctor_standalone() {
 	mkdir -m 700 "$t/aiod"
 	printf '[global]\nsocket_path = %s\n[cache]\nsize = 64M\nmlock = no\n[admission]\nprofile = %s\n' \
 		"$t/aiod/aiod.sock" "$t/no-device.profile" > "$t/aiod.ini"
-	"$BUILD/aiod" -c "$t/aiod.ini" -F -d 2 > "$t/aiod.log" 2>&1 &
+	"${RTIO_AIOD_AS_DEPLOYED[@]}" "$BUILD/aiod" -c "$t/aiod.ini" -F -d 2 > "$t/aiod.log" 2>&1 &
 	pid=$!
 	for _ in $(seq 50); do [ -S "$t/aiod/aiod.sock" ] && break; sleep 0.1; done
 	t_doctor "$t/aiod/aiod.sock" "$t" "$t/aiod.ini" || rc=1

@@ -118,7 +118,7 @@ t_metrics_standalone() {
 	mkdir -m 700 "$t/aiod"
 	printf '[global]\nsocket_path = %s\n[cache]\nsize = 64M\nmlock = no\n[admission]\nprofile = %s\n[stream.hd]\nmatch = *.mxf\nbitrate = 100M\nprebuffer_ms = 1000\n' \
 		"$t/aiod/aiod.sock" "$t/no-device.profile" > "$t/aiod.ini"
-	"$BUILD/aiod" -c "$t/aiod.ini" -F -d 2 > "$t/aiod.log" 2>&1 &
+	"${RTIO_AIOD_AS_DEPLOYED[@]}" "$BUILD/aiod" -c "$t/aiod.ini" -F -d 2 > "$t/aiod.log" 2>&1 &
 	pid=$!
 	for _ in $(seq 50); do [ -S "$t/aiod/aiod.sock" ] && break; sleep 0.1; done
 	# not "( ... ) || rc=1": on the left of || bash ignores set -e inside the subshell

@@ -206,7 +206,7 @@ t_qos_restart_added() {
 	kill -TERM "$PRIV_AIOD_PID"
 	it_wait_gone "$PRIV_AIOD_PID" 10 || { echo "aiod did not stop"; rc=1; }
 	wait "$PRIV_AIOD_PID" 2> /dev/null
-	"$BUILD/aiod" -c "$PRIV_DIR/norules.ini" -F -d 3 >> "$log" 2>&1 &
+	"${RTIO_AIOD_AS_DEPLOYED[@]}" "$BUILD/aiod" -c "$PRIV_DIR/norules.ini" -F -d 3 >> "$log" 2>&1 &
 	PRIV_AIOD_PID=$!
 	it_track "$PRIV_AIOD_PID" aiod-qosrestart
 	it_wait_up "$PRIV_AIOD_PID" "$log" "the new aiod" \

@@ -269,6 +269,15 @@ t_streams_copy() {
 	[ "${held:-0}" -gt 0 ] || { echo "aiod never held a write of the copy"; rc=1; }
 	chunks=$(json_field "$IT_T/log/copy.json" chunks)
 	it_private_stop
+	# The copy opened the file write-only, and this aiod runs with its
+	# unit's capabilities (no CAP_DAC_OVERRIDE; the file is the test user's,
+	# mode 0744): its runs must still have been waited for on a
+	# description of aiod's own (writeback.c), not only started.
+	ls -l "$emu/mnt/share/copy.bin"
+	if grep -F "copy.bin: no descriptor of aiod's own" "$IT_T/log/aiod-copy.log"; then
+		echo "aiod only started the copy's write-back: it opened no descriptor to wait on"
+		rc=1
+	fi
 	it_check_copy "$emu/mnt/share/copy.bin" $((4 << 20)) "${chunks:-0}" || rc=1
 	"$IT_ROOT/bench/emudisk/emudisk-down.sh" "$emu" > /dev/null 2>&1 || rc=1
 	return $rc
