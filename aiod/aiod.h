@@ -146,6 +146,7 @@ struct aiod_open {
 	uint64_t ra_next_blk;		/* first block not yet read ahead */
 	uint32_t read_blocks;		/* blocks the client's last read spanned */
 	uint32_t ra_size;		/* start-up ramp: blocks of the next request, 0 = not started */
+	bool load_taken;		/* the device has taken one of its loads (aiod_load_grow()) */
 	uint64_t rate_t0_ns, rate_bytes;
 	uint64_t play_t0_ns, play_off0;	/* stream timeline origin */
 	/* Write aggregation (writeback.c): a sequential writer's range not yet pushed to the disk. */

@@ -114,8 +114,9 @@ int aiod_load_submit(struct aiod_ctx *ctx, struct aiod_open *o, struct aiod_bloc
 /*
  * The engine's aiod_engine_grow_fn (arg: the aiod_ctx): a stream's load may
  * grow, when the device takes it, to what keeps up with every stream
- * admitted by then (aiod_readahead_sustain_bytes()); anything else stays as
- * it was queued.
+ * admitted by then (aiod_readahead_sustain_bytes()), its first at least as
+ * large as its ramp starts (aiod_readahead_first_bytes()); anything else
+ * stays as it was queued.
  */
 uint64_t aiod_load_grow(void *arg, aiod_engine_done_fn done, void *private_data);
 /*
@@ -191,6 +192,8 @@ void aiod_readahead(struct aiod_ctx *ctx, struct aiod_open *o, uint64_t last, ui
  * without a bitrate or without a device profile.
  */
 uint64_t aiod_readahead_sustain_bytes(const struct aiod_ctx *ctx, const struct aiod_open *o);
+/* The size a stream's read-ahead ramp starts at (readahead.c): twice the client's read, at least sustain. */
+uint64_t aiod_readahead_first_bytes(const struct aiod_ctx *ctx, const struct aiod_open *o);
 
 /* write.c */
 bool aiod_write0_start(struct aiod_req *r);

@@ -43,6 +43,14 @@ uint64_t aiod_readahead_sustain_bytes(const struct aiod_ctx *ctx, const struct a
 	return (uint64_t)n * ctx->cache->block_size;
 }
 
+uint64_t aiod_readahead_first_bytes(const struct aiod_ctx *ctx, const struct aiod_open *o)
+{
+	uint32_t n = aiod_plan_request_blocks(0, o->read_blocks, sustain_blocks(ctx, o),
+					      aiod_stream_io_blocks(ctx));
+
+	return (uint64_t)n * ctx->cache->block_size;
+}
+
 /*
  * Blocks the next read-ahead request of o carries: io_size, and during a
  * sequential reader's start-up less, growing by a third with every request. Streams

@@ -348,6 +348,8 @@ bool fake_engine_op(const struct aiod_engine *e, unsigned i, struct fake_engine_
 	out->off = ord[i]->off;
 	out->len = ord[i]->kind == FAKE_READV ? (uint64_t)ord[i]->n * e->block_size : ord[i]->len;
 	out->deadline_ns = ord[i]->deadline_ns;
+	out->done = ord[i]->done;
+	out->private_data = ord[i]->private_data;
 	out->behind = false;
 	out->piece = e->slice == NULL ? 0 : e->slice(e->slice_arg, ord[i]->done, ord[i]->private_data,
 						     &out->behind);

@@ -34,6 +34,9 @@ struct fake_engine_op_info {
 	uint64_t deadline_ns;
 	uint32_t piece;		/* its owner's aiod_engine_set_slice() answer (0: none set, or whole) */
 	bool behind;		/* and whether its pieces go one behind the other */
+	/* its callback: a test asks the owner what the real engine would (aiod_load_grow()) */
+	aiod_engine_done_fn done;
+	void *private_data;
 };
 
 /*

@@ -252,6 +252,41 @@ static void test_ra_ramp_follows_streams_joining(void **state)
 }
 
 /*
+ * The device takes a stream's first load (the client's own block) as large
+ * as its read-ahead ramp starts, twice the client's read, even where one
+ * block keeps up with the streams admitted so far (the first ones opened
+ * together are admitted alone): a first read of one block left the stream
+ * opened first one chunk of lead, and its next request waited for every
+ * other stream's first (rt-ab-20261208-first-load-ramp.md). Its later loads
+ * grow only to what keeps up.
+ */
+static void test_ra_first_load_grows_to_the_ramp_start(void **state)
+{
+	struct fixture *f = *state;
+	struct aiod_profile p;
+	struct fake_engine_op_info op;
+	struct aiod_open *o = f->o[0];
+	uint32_t streams = f->ctx->streams;
+	uint64_t reserved = f->ctx->reserved_Bps;
+
+	slow_device(f, &p);
+	f->ctx->streams = 1;	/* alone: s >= 100 / (125 - 6.55): 1 block */
+	f->ctx->reserved_Bps = o->rate_bps / 8;
+	/* the client's block 0 (read.c queues it before the read-ahead: not here) */
+	client_read(f, 0, 0);
+	assert_true(fake_engine_op(f->ctx->engine, 0, &op));
+	assert_int_equal(op.off, BS);
+	assert_int_equal(aiod_load_grow(f->ctx, op.done, op.private_data), 2 * BS);
+	/* taken: its next load grows only to what keeps up, one block */
+	assert_true(fake_engine_op(f->ctx->engine, 1, &op));
+	assert_int_equal(op.off, 3 * BS);
+	assert_int_equal(aiod_load_grow(f->ctx, op.done, op.private_data), BS);
+	f->ctx->streams = streams;
+	f->ctx->reserved_Bps = reserved;
+	f->ctx->profile = NULL;
+}
+
+/*
  * Mixed bitrates: each stream's first request brings what it plays in one
  * round of requests, one per stream. Stream 0 at twice the others' rate:
  * the admitted streams take 2.62 of the device's 10 MB/s, a round of 4
@@ -840,6 +875,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ra_ramp_starts_where_the_device_keeps_up, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_ra_ramp_follows_streams_joining, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ra_first_load_grows_to_the_ramp_start, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ra_ramp_mixed_bitrates, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ra_best_effort_readers_together, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ra_best_effort_loads_in_pieces, setup, teardown),
