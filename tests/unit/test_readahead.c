@@ -217,6 +217,28 @@ static void test_ra_ramp_starts_where_the_device_keeps_up(void **state)
 	f->ctx->profile = NULL;
 }
 
+/* What alone_on_slow_device() changed, for the test to put back. */
+struct admitted {
+	uint32_t streams;
+	uint64_t reserved_Bps;
+};
+
+/* Stream 0 the only one admitted, on the slow device: one block keeps up (ramp from 2). */
+static void alone_on_slow_device(struct fixture *f, struct aiod_profile *p, struct admitted *was)
+{
+	was->streams = f->ctx->streams;
+	was->reserved_Bps = f->ctx->reserved_Bps;
+	slow_device(f, p);
+	f->ctx->streams = 1;	/* s >= 100 / (125 - 6.55): 1 block */
+	f->ctx->reserved_Bps = f->o[0]->rate_bps / 8;
+}
+
+static void all_admitted_again(struct fixture *f, const struct admitted *was)
+{
+	f->ctx->streams = was->streams;
+	f->ctx->reserved_Bps = was->reserved_Bps;
+}
+
 /*
  * Streams opened together are admitted one after the other: one that began
  * its ramp while it was alone grows it to what keeps up with every stream
@@ -228,12 +250,9 @@ static void test_ra_ramp_follows_streams_joining(void **state)
 	struct aiod_profile p;
 	struct fake_engine_op_info op;
 	struct aiod_open *o = f->o[0];
-	uint32_t streams = f->ctx->streams;
-	uint64_t reserved = f->ctx->reserved_Bps;
+	struct admitted was;
 
-	slow_device(f, &p);
-	f->ctx->streams = 1;	/* alone: s >= 100 / (125 - 6.55): 1 block, ramp from 2 */
-	f->ctx->reserved_Bps = o->rate_bps / 8;
+	alone_on_slow_device(f, &p, &was);
 	/* a window of 2 blocks: one request, then the ramp stands at 3 */
 	(void)aiod_stream_observe(f->ctx, o, 0, BS);
 	aiod_readahead(f->ctx, o, 0, (uint64_t)FILE_BLKS * BS, 2);
@@ -241,8 +260,7 @@ static void test_ra_ramp_follows_streams_joining(void **state)
 	assert_int_equal(op.len, 2 * BS);
 	fake_engine_run(f->ctx->engine);
 	assert_int_equal(o->ra_size, 3);
-	f->ctx->streams = streams;	/* the other three are in: 5 blocks keep up */
-	f->ctx->reserved_Bps = reserved;
+	all_admitted_again(f, &was);	/* the other three are in: 5 blocks keep up */
 	(void)aiod_stream_observe(f->ctx, o, BS, BS);
 	aiod_readahead(f->ctx, o, 1, (uint64_t)FILE_BLKS * BS, 16);
 	assert_true(fake_engine_op(f->ctx->engine, 0, &op));
@@ -265,13 +283,9 @@ static void test_ra_first_load_grows_to_the_ramp_start(void **state)
 	struct fixture *f = *state;
 	struct aiod_profile p;
 	struct fake_engine_op_info op;
-	struct aiod_open *o = f->o[0];
-	uint32_t streams = f->ctx->streams;
-	uint64_t reserved = f->ctx->reserved_Bps;
+	struct admitted was;
 
-	slow_device(f, &p);
-	f->ctx->streams = 1;	/* alone: s >= 100 / (125 - 6.55): 1 block */
-	f->ctx->reserved_Bps = o->rate_bps / 8;
+	alone_on_slow_device(f, &p, &was);
 	/* the client's block 0 (read.c queues it before the read-ahead: not here) */
 	client_read(f, 0, 0);
 	assert_true(fake_engine_op(f->ctx->engine, 0, &op));
@@ -281,8 +295,7 @@ static void test_ra_first_load_grows_to_the_ramp_start(void **state)
 	assert_true(fake_engine_op(f->ctx->engine, 1, &op));
 	assert_int_equal(op.off, 3 * BS);
 	assert_int_equal(aiod_load_grow(f->ctx, op.done, op.private_data), BS);
-	f->ctx->streams = streams;
-	f->ctx->reserved_Bps = reserved;
+	all_admitted_again(f, &was);
 	f->ctx->profile = NULL;
 }
 
