@@ -56,7 +56,6 @@ static void load_done(void *private_data, int result)
 uint64_t aiod_load_grow(void *arg, aiod_engine_done_fn done, void *private_data)
 {
 	const struct aiod_load *ld = private_data;
-
 	uint64_t want;
 
 	if (done != load_done || ld->open->rate_bps == 0) {

@@ -67,10 +67,9 @@ static int twin_destructor(struct aiod_wb_twin *t)
  * Such a client's description is then reopened read-only, which
  * CAP_DAC_READ_SEARCH allows for any file: aiod reads nothing through it
  * (it only waits), and that capability lets it read every file anyway.
- * Without it a write-only
- * client's runs were only started wherever aiod ran as its unit runs it
- * (found 2026-12-08; tests ran aiod as unconfined root).
- * -1: none, start the write-back only.
+ * Without it a write-only client's runs were only started wherever aiod
+ * ran as its unit runs it (found 2026-12-08; tests ran aiod as unconfined
+ * root). -1: none, start the write-back only.
  */
 static int writeback_fd(struct aiod_open *o)
 {

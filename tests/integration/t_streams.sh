@@ -274,6 +274,8 @@ t_streams_copy() {
 	# mode 0744): its runs must still have been waited for on a
 	# description of aiod's own (writeback.c), not only started.
 	ls -l "$emu/mnt/share/copy.bin"
+	# (its log at level 3 names the copy's open; without it the check below proves nothing)
+	grep -q "copy.bin" "$IT_T/log/aiod-copy.log" || { echo "aiod-copy.log does not name the copy"; rc=1; }
 	if grep -F "copy.bin: no descriptor of aiod's own" "$IT_T/log/aiod-copy.log"; then
 		echo "aiod only started the copy's write-back: it opened no descriptor to wait on"
 		rc=1
